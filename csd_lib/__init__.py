@@ -1,0 +1,14 @@
+"""csd_lib: the engine of the CS Drafting workbook (arXiv 2312.11462)."""
+from .cascade import METHODS, build_cascade, generate
+from .families import FAMILIES, Family, load_family, random_family
+from .trace import Event, Generation, Stats
+
+
+def load_task(name, split="test", n=None, **kw):
+    """Task examples with the paper's prompts (see :mod:`csd_lib.tasks`)."""
+    from .tasks import load_task as _load
+    return _load(name, split, n, **kw)
+
+
+__all__ = ["generate", "build_cascade", "load_family", "random_family", "load_task", "Family",
+           "Generation", "Event", "Stats", "METHODS", "FAMILIES"]

@@ -1,0 +1,96 @@
+"""review() on hand-computed cases, and effective_q against simulation."""
+import torch
+
+from csd_lib.review import effective_q, residual, review
+
+
+def P(*rows):
+    return torch.tensor(rows, dtype=torch.float64)
+
+
+def test_greedy_accepts_argmax_prefix_then_corrects():
+    p = P([.1, .7, .2], [.6, .3, .1], [.2, .2, .6])     # argmax 1, 0, 2
+    r = review(p, torch.tensor([1, 2]), None, 1.0, greedy=True)
+    assert (r.n_accepted, r.next_token, r.bonus) == (1, 0, False)
+
+
+def test_greedy_all_accepted_appends_bonus():
+    p = P([.1, .7, .2], [.6, .3, .1], [.2, .2, .6])
+    r = review(p, torch.tensor([1, 0]), None, 1.0, greedy=True)
+    assert (r.n_accepted, r.next_token, r.bonus) == (2, 2, True)
+
+
+def test_greedy_lenience_one_hot_threshold():
+    # MaG q is one-hot, so a token is leniently accepted iff p(x) > 1/l.
+    p = P([.45, .55, 0.], [.3, .3, .4])
+    x = torch.tensor([0])
+    assert review(p, x, None, 1.0).n_accepted == 0
+    assert review(p, x, None, 2.0).n_accepted == 0        # .45 > .5 is false
+    assert review(p, x, None, 2.5).n_accepted == 1        # .45 > .4
+    assert review(p, x, None, 2.5).next_token == 2        # bonus = argmax of last row
+
+
+def test_greedy_lenience_uses_draft_probability():
+    p = P([.5, .3, .2], [1 / 3] * 3)
+    q = P([.1, .6, .3])
+    x = torch.tensor([1])
+    assert review(p, x, q, 1.9).n_accepted == 0           # .3 > .6/1.9 = .316 is false
+    assert review(p, x, q, 2.1).n_accepted == 1           # .3 > .6/2.1 = .286
+
+
+def test_accept_prob_is_min_one_lp_over_q():
+    p = P([.2, .8], [.5, .5])
+    q = P([.8, .2])
+    r = review(p, torch.tensor([0]), q, 2.0, greedy=True)
+    assert torch.allclose(r.accept_prob, torch.tensor([0.5], dtype=torch.float64))
+
+
+def test_empty_draft_is_one_autoregressive_step():
+    p = P([.1, .2, .7])
+    r = review(p, torch.tensor([], dtype=torch.long), None, 1.0)
+    assert (r.n_accepted, r.next_token, r.bonus) == (0, 2, True)
+
+
+def test_residual_hand_case():
+    p = torch.tensor([.5, .3, .2], dtype=torch.float64)
+    q = torch.tensor([.2, .6, .2], dtype=torch.float64)
+    assert torch.allclose(residual(p, q, 1), torch.tensor([1., 0., 0.], dtype=torch.float64))
+    # one-hot q at x=0: residual is p without x, renormalised
+    assert torch.allclose(residual(p, None, 0), torch.tensor([0., .6, .4], dtype=torch.float64))
+
+
+def test_sampling_review_matches_p_when_lenience_one():
+    g = torch.Generator().manual_seed(0)
+    p = P([.5, .3, .2], [1 / 3] * 3)
+    q = P([.2, .2, .6])
+    counts = torch.zeros(3)
+    n = 40000
+    xs = torch.multinomial(q[0], n, replacement=True, generator=g)
+    for x in xs.tolist():
+        r = review(p, torch.tensor([x]), q, 1.0, greedy=False, generator=g)
+        counts[x if r.n_accepted else r.next_token] += 1
+    assert torch.allclose(counts / n, p[0].float(), atol=0.012)
+
+
+def test_effective_q_is_the_emitted_distribution():
+    g = torch.Generator().manual_seed(1)
+    p = P([.5, .3, .2], [1 / 3] * 3)
+    q = P([.1, .2, .7])
+    lam = 3.0
+    qe = effective_q(p[:1], q, torch.tensor([0]), lam)[0]
+    assert torch.allclose(qe.sum(), torch.tensor(1.0, dtype=torch.float64))
+    # closed form by hand: kept = min(q, 3p) = [.1, .2, .6]; reject mass .1 goes to residual [.4,.1,0]/.5
+    assert torch.allclose(qe, torch.tensor([.1 + .1 * .8, .2 + .1 * .2, .6], dtype=torch.float64))
+    counts = torch.zeros(3)
+    n = 40000
+    xs = torch.multinomial(q[0], n, replacement=True, generator=g)
+    for x in xs.tolist():
+        r = review(p, torch.tensor([x]), q, lam, greedy=False, generator=g)
+        counts[x if r.n_accepted else r.next_token] += 1
+    assert torch.allclose(counts / n, qe.float(), atol=0.012)
+
+
+def test_effective_q_is_p_at_lenience_one():
+    p = P([.5, .3, .2])
+    q = P([.1, .2, .7])
+    assert torch.equal(effective_q(p, q, torch.tensor([2]), 1.0), p)
