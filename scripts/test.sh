@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Set up .venv if needed, then run every test: unit/property tests, notebooks (nbval),
+# the output-free-notebook check, a bench smoke run, and the browser check when Chromium exists.
+source "$(dirname "$0")/env.sh"
+set -x
+python scripts/check_notebooks.py
+python -m pytest tests -q
+if ls notebooks/*.ipynb >/dev/null 2>&1; then
+  python -m pytest --nbval-lax notebooks/ -q -p no:cacheprovider
+fi
+python -m csd_lib bench --family tiny-t5 --task synth-gsm8k --n 3 --max-new-tokens 48 \
+  --methods ar,sd,mag,staged,csd,hf-assisted,hf-pld --out "$(mktemp -d)/smoke.jsonl" --threads 1
+if [ -f scripts/browser_check.py ]; then
+  if command -v chromium >/dev/null 2>&1; then
+    python scripts/browser_check.py
+  else
+    echo "browser check skipped: no chromium on PATH (CI installs it; apt-get install chromium)"
+  fi
+fi
