@@ -1,0 +1,177 @@
+"""Tune K and lenience: measure acceptance and latency once, predict with EWIF, measure the best few.
+
+The paper tunes K and lenience by hand. Here ``tune`` (1) runs a probe configuration
+per lenience on a calibration slice and records per-(reviewer, proposer), per-position
+acceptance and per-call latency; (2) ranks a candidate grid with
+:func:`csd_lib.ewif.predict_speedup` using the measured latencies as costs; (3)
+measures the top ``budget`` candidates for real and keeps the fastest. ``grid_search``
+measures every candidate of a grid, for comparison.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .cascade import generate
+from .ewif import predict_speedup
+
+
+@dataclass
+class Measured:
+    """Walltime of one configuration on the calibration slice, against AR on the same prompts."""
+    k: list[list[int]]
+    lenience: float
+    wall: float
+    speedup: float
+    predicted: float | None = None
+
+
+@dataclass
+class TuneResult:
+    best: Measured
+    measured: list[Measured]
+    acceptance: dict = field(default_factory=dict)
+    costs: dict = field(default_factory=dict)
+    ar_wall: float = 0.0
+
+    @property
+    def n_measured(self) -> int:
+        return len(self.measured)
+
+
+def _nan_fill(values: list[float]) -> list[float]:
+    """Fill unobserved positions (NaN) from the nearest observed neighbour, left first."""
+    a = np.asarray(values, dtype=float)
+    if np.all(np.isnan(a)):
+        return [0.0] * len(a)
+    idx = np.where(~np.isnan(a))[0]
+    for i in np.where(np.isnan(a))[0]:
+        left = idx[idx < i]
+        a[i] = a[left[-1]] if left.size else a[idx[0]]
+    return a.tolist()
+
+
+def acceptance_table(generations, min_reached: int = 3) -> dict:
+    """{(reviewer, proposer): conditional acceptance per block position} pooled over runs."""
+    pooled: dict[str, tuple[list[int], list[int]]] = {}
+    for g in generations:
+        for key, st in g.stats.acceptance.items():
+            r, a = pooled.setdefault(key, ([], []))
+            for i, (x, y) in enumerate(zip(st.reached, st.accepted)):
+                while len(r) <= i:
+                    r.append(0)
+                    a.append(0)
+                r[i] += x
+                a[i] += y
+    table = {}
+    for key, (r, a) in pooled.items():
+        reviewer, proposer = key.split("<-")
+        cond = [y / x if x >= min_reached else float("nan") for x, y in zip(r, a)]
+        table[(reviewer, proposer)] = _nan_fill(cond)
+    return table
+
+
+def latency_costs(generations) -> dict:
+    """Measured seconds per forward call, relative to the target's (MaG costs 0)."""
+    calls: dict[str, int] = {}
+    time_: dict[str, float] = {}
+    for g in generations:
+        for n, c in g.stats.calls.items():
+            calls[n] = calls.get(n, 0) + c
+            time_[n] = time_.get(n, 0.0) + g.stats.forward_time.get(n, 0.0)
+    per = {n: time_[n] / calls[n] for n in calls if calls[n] and n != "mag"}
+    costs = {n: v / per["target"] for n, v in per.items()}
+    costs["mag"] = 0.0
+    return costs
+
+
+def _run(fam, prompts, k, lenience, max_new_tokens) -> tuple[float, list]:
+    gens = [generate(fam, p, "csd", k=k, lenience=lenience, max_new_tokens=max_new_tokens) for p in prompts]
+    return sum(g.stats.wall_time for g in gens), gens
+
+
+def candidate_grid(n_drafters: int, k1=(1, 2, 3, 4, 6, 8), k2=(0, 2, 5, 10, 15, 20), k_inner=(1, 2),
+                   mag=10, leniences=(1.0, 2.0, 3.0, 5.0)):
+    """(K, lenience) candidates: K[0] varies the horizontal split, K[1] the inner budget."""
+    out = []
+    if n_drafters == 2:  # base, small, MaG
+        for a, b, c, lam in itertools.product(k1, k2, k_inner, leniences):
+            out.append(([[a, b, mag], [0, c, mag], [0, 0, mag]], lam))
+    elif n_drafters == 1:  # small, MaG
+        for a, b, lam in itertools.product(sorted(set(k1) | {10, 13}), (0, 5, 10), leniences):
+            out.append(([[a, b], [0, mag]], lam))
+    else:
+        raise ValueError(f"tuning needs 1 or 2 neural drafters, the family has {n_drafters}")
+    return out
+
+
+def calibration_prompts(task_or_prompts, n: int = 6) -> list[str]:
+    """A calibration slice: the task's validation split (never its test split), or given prompts."""
+    if isinstance(task_or_prompts, str):
+        from .tasks import load_task
+        return [ex.prompt for ex in load_task(task_or_prompts, "val", n)]
+    return list(task_or_prompts)
+
+
+def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens: int = 96,
+         n_sim: int = 3000, probe_k=None, n: int = 6, progress: bool = True) -> TuneResult:
+    """Predict-then-measure search for the fastest (K, lenience) on a calibration slice."""
+    from tqdm.auto import tqdm
+    prompts = calibration_prompts(task_or_prompts, n)
+    candidates = candidates or candidate_grid(len(fam.drafters))
+    leniences = sorted({lam for _, lam in candidates})
+    for p in prompts[:1]:  # warm up every model and shape before timing
+        generate(fam, p, "csd", max_new_tokens=max_new_tokens)
+    ar_wall = sum(generate(fam, p, "ar", max_new_tokens=max_new_tokens).stats.wall_time for p in prompts)
+    tables, measured, probe_gens = {}, [], []
+    probe_k = probe_k or fam.default_k
+    for lam in tqdm(leniences, desc="probe", disable=not progress):
+        wall, gens = _run(fam, prompts, probe_k, lam, max_new_tokens)
+        tables[lam] = acceptance_table(gens)
+        probe_gens += gens
+        measured.append(Measured(probe_k, lam, wall, ar_wall / wall))
+    costs = latency_costs(probe_gens)
+    drafters = [d.name for d in fam.drafters] + ["mag"]
+    scored = []
+    for k, lam in candidates:
+        pred = predict_speedup({"method": "csd", "drafters": drafters, "k": k, "lenience": lam},
+                               tables, costs, n_sim=n_sim)["speedup"]
+        scored.append((pred, k, lam))
+    scored.sort(key=lambda t: -t[0])
+    for pred, k, lam in tqdm(scored[:budget], desc="measure top", disable=not progress):
+        wall, _ = _run(fam, prompts, k, lam, max_new_tokens)
+        measured.append(Measured(k, lam, wall, ar_wall / wall, pred))
+    best = max(measured, key=lambda m: m.speedup)
+    return TuneResult(best, measured, tables, costs, ar_wall)
+
+
+def grid_search(fam, task_or_prompts, candidates, max_new_tokens: int = 96, n: int = 6,
+                progress: bool = True) -> TuneResult:
+    """Measure every candidate (the brute-force reference for :func:`tune`)."""
+    from tqdm.auto import tqdm
+    prompts = calibration_prompts(task_or_prompts, n)
+    for p in prompts[:1]:
+        generate(fam, p, "csd", max_new_tokens=max_new_tokens)
+    ar_wall = sum(generate(fam, p, "ar", max_new_tokens=max_new_tokens).stats.wall_time for p in prompts)
+    measured = []
+    for k, lam in tqdm(candidates, desc="grid", disable=not progress):
+        wall, _ = _run(fam, prompts, k, lam, max_new_tokens)
+        measured.append(Measured(k, lam, wall, ar_wall / wall))
+    best = max(measured, key=lambda m: m.speedup if not math.isnan(m.speedup) else -1)
+    return TuneResult(best, measured, ar_wall=ar_wall)
+
+
+def remeasure(fam, task_or_prompts, configs, max_new_tokens: int = 96, n: int = 6, reps: int = 2) -> list[float]:
+    """Walltime speedups of several (K, lenience) configs in one run, interleaved with AR per prompt."""
+    prompts = calibration_prompts(task_or_prompts, n)
+    generate(fam, prompts[0], "csd", max_new_tokens=max_new_tokens)
+    ar, walls = 0.0, [0.0] * len(configs)
+    for _ in range(reps):
+        for p in prompts:
+            ar += generate(fam, p, "ar", max_new_tokens=max_new_tokens).stats.wall_time
+            for i, (k, lam) in enumerate(configs):
+                walls[i] += generate(fam, p, "csd", k=k, lenience=lam, max_new_tokens=max_new_tokens).stats.wall_time
+    return [ar / w for w in walls]

@@ -1,0 +1,46 @@
+"""The tuner: acceptance tables from runs, latency costs, predict-then-measure search."""
+import math
+
+import pytest
+
+from csd_lib import generate, random_family
+from csd_lib.tune import acceptance_table, candidate_grid, latency_costs, remeasure, tune
+
+PROMPTS = ["w5 w6 w7 w8 w5 w6", "w9 w10 w11 w9 w10 w11"]
+
+
+def fam():
+    return random_family("llama", vocab_size=40, n_drafters=2, seed=2, drafter_is_target=True)
+
+
+def test_acceptance_table_pools_counts_and_fills_gaps():
+    f = fam()
+    gens = [generate(f, p, "csd", max_new_tokens=20) for p in PROMPTS]
+    table = acceptance_table(gens, min_reached=1)
+    assert ("target", "base") in table
+    # drafters share the target's weights: the strict top review accepts everything
+    assert all(v == 1.0 for v in table[("target", "base")])
+    assert all(0.0 <= v <= 1.0 and not math.isnan(v) for row in table.values() for v in row)
+
+
+def test_latency_costs_relative_to_target():
+    f = fam()
+    costs = latency_costs([generate(f, p, "csd", max_new_tokens=20) for p in PROMPTS])
+    assert costs["target"] == 1.0 and costs["mag"] == 0.0 and costs["base"] > 0
+
+
+def test_tune_measures_probes_plus_budget_and_keeps_the_fastest():
+    f = fam()
+    cands = candidate_grid(2, k1=(1, 3), k2=(0, 5), k_inner=(1,), leniences=(1.0, 2.0))
+    res = tune(f, PROMPTS, budget=3, candidates=cands, max_new_tokens=16, n_sim=500, progress=False)
+    assert res.n_measured == 2 + 3                # one probe per lenience, then the top 3 predicted
+    assert res.best.speedup == max(m.speedup for m in res.measured)
+    assert all(m.predicted is not None for m in res.measured[2:])
+    assert len(remeasure(f, PROMPTS, [(res.best.k, res.best.lenience)], max_new_tokens=16, reps=1)) == 1
+
+
+def test_candidate_grid_shapes():
+    assert all(len(k) == 3 for k, _ in candidate_grid(2))
+    assert all(len(k) == 2 for k, _ in candidate_grid(1))
+    with pytest.raises(ValueError):
+        candidate_grid(0)
