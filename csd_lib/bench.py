@@ -255,3 +255,43 @@ def main(args) -> None:
         from .viz import bench_figure
         write_atomic(Path(args.plot), bench_figure(summary, title=f"{fam.name} on {args.task}")
                      .to_html(include_plotlyjs=True, full_html=True))
+
+
+# -- theory against measurement -------------------------------------------------------------
+
+def ewif_config(cfg: dict) -> dict:
+    """A generation's config as a :func:`csd_lib.ewif.predict_speedup` config."""
+    if cfg["method"] == "ar":
+        return {"method": "ar"}
+    drafters = list(cfg["drafters"])
+    return {"method": "csd", "drafters": drafters, "k": cfg["k"], "lenience": cfg["lenience"],
+            "bottom_block": 10 if drafters[-1] == "mag" else 1}
+
+
+def predicted_vs_measured(records: list[dict], n_sim: int = 4000) -> dict:
+    """Per method: EWIF predictions from this run's own acceptance and costs, beside measurements.
+
+    ``predicted_swi_ms`` uses parameter-ratio costs (isolates the i.i.d. acceptance model),
+    ``predicted_walltime`` uses measured seconds per forward call (adds the cost model);
+    the gaps to ``speedup_swi_ms`` and ``speedup_walltime`` are what the paper never calibrated.
+    """
+    from .ewif import predict_speedup
+    from .tune import acceptance_table, latency_costs
+    summary = summarize(records)
+    out = {}
+    for m, s in summary.items():
+        recs = [r for r in records if r["method"] == m]
+        if "config" not in recs[0]:
+            continue
+        cfg = ewif_config(recs[0]["config"])
+        table = acceptance_table(recs, min_reached=1)
+        params = recs[0]["stats"]["params"]
+        ms_costs = {n: (params[n] / params["target"] if n in params else 0.0) for n in params}
+        ms_costs.setdefault("mag", 0.0)
+        lat = latency_costs(recs)
+        pred_ms = predict_speedup(cfg, table, ms_costs, n_sim=n_sim)["speedup"] if m != "ar" else 1.0
+        pred_wall = predict_speedup(cfg, table, lat, n_sim=n_sim)["speedup"] if m != "ar" else 1.0
+        out[m] = {"speedup_swi_ms": s["speedup_swi_ms"], "predicted_swi_ms": pred_ms,
+                  "speedup_walltime": s["speedup_walltime"], "predicted_walltime": pred_wall,
+                  "outside_share": s["outside_share"], "latency_costs": lat}
+    return out

@@ -54,13 +54,22 @@ def _nan_fill(values: list[float]) -> list[float]:
     return a.tolist()
 
 
-def acceptance_table(generations, min_reached: int = 3) -> dict:
+def _stats(x) -> dict:
+    """Stats as a plain dict, from a Generation, a Stats, or a bench record's stats."""
+    if hasattr(x, "stats"):
+        x = x.stats
+    elif isinstance(x, dict) and "stats" in x:
+        x = x["stats"]
+    return x.to_dict() if hasattr(x, "to_dict") else x
+
+
+def acceptance_table(runs, min_reached: int = 3) -> dict:
     """{(reviewer, proposer): conditional acceptance per block position} pooled over runs."""
     pooled: dict[str, tuple[list[int], list[int]]] = {}
-    for g in generations:
-        for key, st in g.stats.acceptance.items():
+    for run in runs:
+        for key, st in _stats(run)["acceptance"].items():
             r, a = pooled.setdefault(key, ([], []))
-            for i, (x, y) in enumerate(zip(st.reached, st.accepted)):
+            for i, (x, y) in enumerate(zip(st["reached"], st["accepted"])):
                 while len(r) <= i:
                     r.append(0)
                     a.append(0)
@@ -74,14 +83,15 @@ def acceptance_table(generations, min_reached: int = 3) -> dict:
     return table
 
 
-def latency_costs(generations) -> dict:
+def latency_costs(runs) -> dict:
     """Measured seconds per forward call, relative to the target's (MaG costs 0)."""
     calls: dict[str, int] = {}
     time_: dict[str, float] = {}
-    for g in generations:
-        for n, c in g.stats.calls.items():
+    for run in runs:
+        st = _stats(run)
+        for n, c in st["calls"].items():
             calls[n] = calls.get(n, 0) + c
-            time_[n] = time_.get(n, 0.0) + g.stats.forward_time.get(n, 0.0)
+            time_[n] = time_.get(n, 0.0) + st["forward_time"].get(n, 0.0)
     per = {n: time_[n] / calls[n] for n in calls if calls[n] and n != "mag"}
     costs = {n: v / per["target"] for n, v in per.items()}
     costs["mag"] = 0.0

@@ -88,3 +88,15 @@ def test_hf_baselines_match_ar(arch, method):
 def test_bench_rejects_unknown_method(tmp_path):
     with pytest.raises(ValueError, match="unknown method"):
         run_bench(fam(), EXAMPLES, ["ar", "beam"], tmp_path / "r.jsonl", 8, warmup=0, progress=False)
+
+
+def test_predicted_vs_measured_uses_the_runs_own_acceptance(tmp_path):
+    from csd_lib.bench import predicted_vs_measured
+    f = random_family("llama", vocab_size=40, n_drafters=2, seed=2, drafter_is_target=True)
+    recs = run_bench(f, EXAMPLES, ["ar", "mag", "csd"], tmp_path / "r.jsonl", 24, warmup=0, progress=False)
+    pv = predicted_vs_measured(recs)
+    assert pv["ar"]["predicted_walltime"] == 1.0
+    for m in ("mag", "csd"):
+        # the i.i.d. model fed with this run's acceptance reproduces its count-based SWI closely
+        assert pv[m]["predicted_swi_ms"] == pytest.approx(pv[m]["speedup_swi_ms"], rel=0.2)
+        assert pv[m]["predicted_walltime"] > 0 and pv[m]["latency_costs"]["target"] == 1.0
