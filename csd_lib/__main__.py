@@ -90,6 +90,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    from transformers.utils import logging as hf_logging
+    hf_logging.disable_progress_bar()  # weight-loading bars would bury the output
     args = parser().parse_args(argv)
     if getattr(args, "k", None) is not None and isinstance(args.k, str):
         try:

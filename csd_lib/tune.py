@@ -83,6 +83,22 @@ def acceptance_table(runs, min_reached: int = 3) -> dict:
     return table
 
 
+def complete_table(table: dict, levels: list[str], default: float = 0.3) -> dict:
+    """Give every (reviewer, lower level) pair a row; unobserved pairs get the worst row of that reviewer.
+
+    A probe configuration may never let a level draft for some reviewer (e.g. MaG at the top
+    when the neural drafters already fill the budget); the pessimistic fill keeps the
+    ranking from favouring configurations nobody measured.
+    """
+    out = dict(table)
+    for i, reviewer in enumerate(levels):
+        seen = [v for (r, _), v in table.items() if r == reviewer]
+        worst = min(seen, key=lambda v: v[0]) if seen else [default]
+        for proposer in levels[i + 1:]:
+            out.setdefault((reviewer, proposer), worst)
+    return out
+
+
 def latency_costs(runs) -> dict:
     """Measured seconds per forward call, relative to the target's (MaG costs 0)."""
     calls: dict[str, int] = {}
@@ -145,6 +161,8 @@ def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens:
         measured.append(Measured(probe_k, lam, wall, ar_wall / wall))
     costs = latency_costs(probe_gens)
     drafters = [d.name for d in fam.drafters] + ["mag"]
+    for lam in tables:
+        tables[lam] = complete_table(tables[lam], ["target"] + drafters)
     scored = []
     for k, lam in candidates:
         pred = predict_speedup({"method": "csd", "drafters": drafters, "k": k, "lenience": lam},
@@ -185,3 +203,17 @@ def remeasure(fam, task_or_prompts, configs, max_new_tokens: int = 96, n: int = 
             for i, (k, lam) in enumerate(configs):
                 walls[i] += generate(fam, p, "csd", k=k, lenience=lam, max_new_tokens=max_new_tokens).stats.wall_time
     return [ar / w for w in walls]
+
+
+def sd_sweep(fam, task_or_prompts, ks=(3, 5, 8, 12, 16), max_new_tokens: int = 96, n: int = 6,
+             reps: int = 2) -> dict[int, float]:
+    """Walltime speedup of plain SD for several draft lengths, interleaved with AR per prompt."""
+    prompts = calibration_prompts(task_or_prompts, n)
+    generate(fam, prompts[0], "sd", max_new_tokens=max_new_tokens)
+    ar, walls = 0.0, {k: 0.0 for k in ks}
+    for _ in range(reps):
+        for p in prompts:
+            ar += generate(fam, p, "ar", max_new_tokens=max_new_tokens).stats.wall_time
+            for k in ks:
+                walls[k] += generate(fam, p, "sd", k=k, max_new_tokens=max_new_tokens).stats.wall_time
+    return {k: ar / w for k, w in walls.items()}
