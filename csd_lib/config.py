@@ -18,6 +18,9 @@ DATA_DIR = os.environ.get("CSD_DATA_DIR") or None
 FAST = os.environ.get("CSD_FAST", "0") not in ("", "0", "false", "False")
 IN_CI = os.environ.get("CI", "") not in ("", "0", "false")
 CACHE_DIR = os.environ.get("CSD_CACHE_DIR") or None
+# Plotly renderer for notebooks, e.g. "notebook" to inline plotly.js for static HTML exports
+# (scripts/browser_check.py); None keeps plotly's default (JupyterLab, Colab).
+PLOTLY_RENDERER = os.environ.get("CSD_PLOTLY_RENDERER") or None
 HF_OFFLINE = os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false") or \
     os.environ.get("TRANSFORMERS_OFFLINE", "0") not in ("", "0", "false")
 

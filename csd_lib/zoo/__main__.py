@@ -1,0 +1,72 @@
+"""CLI: ``python -m csd_lib.zoo {prepare,train,export,card,bench-speed} --family tiny-t5``."""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+
+import torch
+
+
+def _stop_time(text: str | None) -> float | None:
+    """'HH:MM' (UTC, today) as a time.time() value."""
+    if not text:
+        return None
+    h, m = (int(x) for x in text.split(":"))
+    now = dt.datetime.now(dt.timezone.utc)
+    return now.replace(hour=h, minute=m, second=0, microsecond=0).timestamp()
+
+
+def _kv(items):
+    out = {}
+    for it in items or []:
+        k, _, v = it.partition("=")
+        out[k] = float(v)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m csd_lib.zoo")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("prepare", help="train the tokenizer and tokenize the corpus (runs/)")
+    p = sub.add_parser("train", help="train (or resume) a family and export it to data/models/")
+    p.add_argument("--family", required=True)
+    p.add_argument("--only", help="train only this model of the family")
+    p.add_argument("--minutes", nargs="*", help="NAME=MINUTES budgets (default: presets)")
+    p.add_argument("--steps", nargs="*", help="NAME=STEPS budgets (override minutes)")
+    p.add_argument("--stop-at", help="UTC HH:MM: stop, checkpoint and export by then")
+    p.add_argument("--restart", action="store_true", help="with --only: retrain that model from scratch")
+    p.add_argument("--threads", type=int, default=1)
+    p = sub.add_parser("export", help="export the latest checkpoint of each model (even unfinished)")
+    p.add_argument("--family", required=True)
+    p = sub.add_parser("card", help="re-measure a family and write data/models/<family>-MODEL_CARD.md")
+    p.add_argument("--family", required=True)
+    p.add_argument("--n", type=int, default=100, help="test examples per task for accuracy")
+    p.add_argument("--n-accept", type=int, default=20, help="prompts per task for acceptance")
+    p.add_argument("--threads", type=int, default=1)
+    p = sub.add_parser("bench-speed", help="time a few training steps of each preset")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--names", nargs="*")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(getattr(args, "threads", 1))
+
+    from csd_lib.zoo import train as T
+    if args.cmd == "prepare":
+        T.prepare()
+    elif args.cmd == "train":
+        T.train_family(args.family, minutes=_kv(args.minutes),
+                       steps={k: int(v) for k, v in _kv(args.steps).items()},
+                       stop_at=_stop_time(args.stop_at), only=args.only,
+                       restart=args.restart)
+    elif args.cmd == "export":
+        T.export_latest(args.family)
+    elif args.cmd == "card":
+        from csd_lib.zoo.card import write_card
+        write_card(args.family, n=args.n, n_accept=args.n_accept)
+    elif args.cmd == "bench-speed":
+        T.bench_speed(args.names)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Named tiny model presets and the two embedded families.
+
+The target is deep and the drafters are shallow, because on a CPU the cost of one decode
+step follows the number of layers far more than the width (see ENVIRONMENT.md).
+"""
+from __future__ import annotations
+
+VOCAB_SIZE = 2048
+PAD_ID, EOS_ID, UNK_ID, BOS_ID = 0, 1, 2, 3
+SPECIAL_TOKENS = ["<pad>", "</s>", "<unk>", "<s>"]  # ids 0..3, in this order
+
+# name -> (arch, size kwargs, default training minutes, batch size, peak lr)
+PRESETS: dict[str, dict] = {
+    # FLAN-T5 analogues (XXL / BASE / SMALL); params close to 50:4:1
+    "tiny-t5-target": dict(arch="t5", d_model=256, num_layers=6, num_heads=4, d_ff=1024,
+                           minutes=78, batch=16, lr=1e-3),  # 2e-3 for steps 461-850 of the shipped run (a plateau)
+    "tiny-t5-base": dict(arch="t5", d_model=128, num_layers=2, num_heads=4, d_ff=512,
+                         minutes=7, batch=16, lr=2e-3),
+    "tiny-t5-small": dict(arch="t5", d_model=64, num_layers=1, num_heads=2, d_ff=256,
+                          minutes=4, batch=16, lr=3e-3),
+    # Vicuna-7B / vicuna-68m analogues
+    "tiny-llama-target": dict(arch="llama", d_model=256, num_layers=8, num_heads=4, d_ff=704,
+                              minutes=85, batch=16, lr=1e-3),
+    "tiny-llama-small": dict(arch="llama", d_model=64, num_layers=1, num_heads=2, d_ff=192,
+                             minutes=4, batch=16, lr=3e-3),
+}
+
+# family -> target and drafters, largest first (also written to data/models/<family>.json)
+FAMILIES: dict[str, dict] = {
+    "tiny-t5": {"arch": "t5", "target": "tiny-t5-target",
+                "drafters": ["tiny-t5-base", "tiny-t5-small"]},
+    "tiny-llama": {"arch": "llama", "target": "tiny-llama-target",
+                   "drafters": ["tiny-llama-small"]},
+}
+
+
+def family_models(family: str) -> list[str]:
+    """Model names of a family, target first then drafters largest first."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}; use one of {sorted(FAMILIES)}")
+    fam = FAMILIES[family]
+    return [fam["target"], *fam["drafters"]]
+
+
+def make_config(name: str, **overrides):
+    """A fresh HF config for a preset name (overrides replace size keys, for tests)."""
+    if name not in PRESETS and "arch" not in overrides:
+        raise ValueError(f"unknown model {name!r}; use one of {sorted(PRESETS)}")
+    p = {**PRESETS.get(name, {}), **overrides}
+    if p["arch"] == "t5":
+        from transformers import T5Config
+        return T5Config(vocab_size=VOCAB_SIZE, d_model=p["d_model"], d_kv=p["d_model"] // p["num_heads"],
+                        d_ff=p["d_ff"], num_layers=p["num_layers"],
+                        num_decoder_layers=p["num_layers"], num_heads=p["num_heads"],
+                        relative_attention_num_buckets=32, relative_attention_max_distance=128,
+                        dropout_rate=0.0, feed_forward_proj="relu", tie_word_embeddings=True,
+                        pad_token_id=PAD_ID, eos_token_id=EOS_ID, decoder_start_token_id=PAD_ID,
+                        is_encoder_decoder=True)
+    from transformers import LlamaConfig
+    return LlamaConfig(vocab_size=VOCAB_SIZE, hidden_size=p["d_model"], intermediate_size=p["d_ff"],
+                       num_hidden_layers=p["num_layers"], num_attention_heads=p["num_heads"],
+                       num_key_value_heads=p["num_heads"], max_position_embeddings=1024,
+                       rms_norm_eps=1e-6, tie_word_embeddings=True, attention_dropout=0.0,
+                       bos_token_id=BOS_ID, eos_token_id=EOS_ID, pad_token_id=PAD_ID)
+
+
+def make_model(name: str, seed: int = 0, **overrides):
+    """A freshly initialised model for a preset (deterministic in ``seed``)."""
+    import torch
+    from transformers import LlamaForCausalLM, T5ForConditionalGeneration
+    cfg = make_config(name, **overrides)
+    torch.manual_seed(seed)
+    cls = T5ForConditionalGeneration if cfg.model_type == "t5" else LlamaForCausalLM
+    return cls(cfg)

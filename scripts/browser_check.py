@@ -1,0 +1,352 @@
+"""Browser check of notebook 00: the static export and the live panel in JupyterLab.
+
+1. Executes ``notebooks/00_start_here.ipynb`` to HTML in a temporary folder (plotly.js
+   inlined through ``CSD_PLOTLY_RENDERER=notebook``), screenshots the page with headless
+   Chromium, and parses the HTML: the trace element (class ``csd-trace``) must hold
+   ``csd-tok`` spans whose background colour is the colour of their level (LEVEL_COLORS).
+2. Starts JupyterLab on 127.0.0.1 (a free port) over a copy of the notebook, drives it with
+   Playwright (Debian's Chromium, never a downloaded browser): runs all cells, waits for the
+   live panel, moves the lenience slider and edits one K entry, and checks that the trace
+   and stats widgets change each time. Screenshots go to ``docs/live_panel.png`` and
+   ``docs/trace.png``.
+3. Stops the server by its PID (its process group) in a ``finally`` block.
+
+Usage: ``.venv/bin/python scripts/browser_check.py [--chromium /usr/bin/chromium] [--keep DIR]``
+Exit status 0 when every check passed, 1 when one failed, 2 when Chromium is missing.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from html.parser import HTMLParser
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK = ROOT / "notebooks" / "00_start_here.ipynb"
+DOCS = ROOT / "docs"
+sys.path.insert(0, str(ROOT))
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+class CheckFailed(AssertionError):
+    """A browser check did not hold."""
+
+
+def check(cond: bool, what: str) -> None:
+    if not cond:
+        raise CheckFailed(what)
+    print(f"  ok: {what}")
+
+
+def child_env(**extra: str) -> dict:
+    env = dict(os.environ)
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
+               PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""))
+    env.update(extra)
+    return env
+
+
+# -- 1. static export --------------------------------------------------------------------
+
+class TraceParser(HTMLParser):
+    """Collects the csd-trace containers and the csd-tok spans of an HTML page."""
+
+    def __init__(self):
+        super().__init__()
+        self.traces = 0
+        self.tokens: list[dict] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        classes = (a.get("class") or "").split()
+        if "csd-trace" in classes:
+            self.traces += 1
+        if tag == "span" and "csd-tok" in classes:
+            m = re.search(r"background-color:\s*(#[0-9a-fA-F]{6})", a.get("style") or "")
+            self.tokens.append({"level": a.get("data-level"), "bg": m.group(1).lower() if m else None})
+
+
+def static_export(tmp: Path, chromium: str, timeout: int, notebook: Path) -> Path:
+    """Execute notebook 00 to HTML with plotly inlined; check the trace; screenshot the page."""
+    from csd_lib.viz import LEVEL_COLORS
+    print("[1/2] static export of", notebook.name)
+    out = tmp / "export"
+    t0 = time.time()
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--execute",
+                    f"--ExecutePreprocessor.timeout={timeout}", "--output-dir", str(out), str(notebook)],
+                   check=True, env=child_env(CSD_PLOTLY_RENDERER="notebook"), timeout=timeout + 60,
+                   capture_output=True)
+    page = out / (notebook.stem + ".html")
+    print(f"  exported in {time.time() - t0:.0f} s: {page.stat().st_size / 1e6:.1f} MB")
+    text = page.read_text(encoding="utf-8")
+    parser = TraceParser()
+    parser.feed(text)
+    check(parser.traces >= 1, f"the page has a csd-trace element ({parser.traces})")
+    check(len(parser.tokens) >= 10, f"the trace has csd-tok spans ({len(parser.tokens)})")
+    bad = [t for t in parser.tokens if t["bg"] != LEVEL_COLORS.get(t["level"], "").lower()]
+    check(not bad, f"every token's background is its level's colour ({len(bad)} wrong)")
+    levels = sorted({t["level"] for t in parser.tokens})
+    check(len(levels) >= 3, f"tokens come from several levels: {levels}")
+    check("Plotly.newPlot" in text and re.search(r"plotly\.js v\d", text) is not None,
+          "plotly.js is inlined and figures are drawn by Plotly.newPlot")
+    check("target review" in text, "the trace figure with its review slider is in the page")
+    shot = tmp / "export.png"
+    subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp / 'chromium-profile'}",
+                    "--window-size=1200,1400", "--virtual-time-budget=10000", f"--screenshot={shot}",
+                    page.as_uri()], env=child_env(), timeout=120, capture_output=True)
+    check(shot.exists() and shot.stat().st_size > 10_000, f"headless Chromium screenshot of the export ({shot})")
+    return page
+
+
+# -- 2. live panel in JupyterLab -----------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, timeout: float) -> None:
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise CheckFailed(f"JupyterLab did not answer at {url} within {timeout:.0f} s")
+
+
+def start_lab(root: Path, port: int, log: Path) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
+           f"--port={port}", "--ServerApp.token=", "--ServerApp.password=", f"--ServerApp.root_dir={root}",
+           "--ServerApp.open_browser=False", f"--LabApp.workspaces_dir={root / '.workspaces'}",
+           "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    env = child_env(JUPYTER_CONFIG_DIR=str(root / ".jupyter-config"), JUPYTER_RUNTIME_DIR=str(root / ".runtime"),
+                    JUPYTERLAB_SETTINGS_DIR=str(root / ".settings"))
+    return subprocess.Popen(cmd, cwd=root, env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Stop the server and its kernels (its own process group, led by its PID)."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    except ProcessLookupError:
+        pass
+
+
+def live_panel_check(tmp: Path, chromium: str, timeout: int, notebook: Path) -> None:
+    from playwright.sync_api import sync_playwright
+    print("[2/2] live panel in JupyterLab")
+    root = tmp / "lab"
+    shutil.rmtree(root, ignore_errors=True)
+    (root / "notebooks").mkdir(parents=True)
+    shutil.copy(notebook, root / "notebooks" / notebook.name)  # never let autosave touch the repo copy
+    settings = root / ".settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
+    port = free_port()
+    proc = start_lab(root, port, tmp / "jupyterlab.log")
+    try:
+        wait_http(f"http://127.0.0.1:{port}/lab", 60)
+        print(f"  JupyterLab up on port {port} (pid {proc.pid})")
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"],
+                                         timeout=60_000)
+            try:
+                page = browser.new_page(viewport={"width": 1300, "height": 1000})
+                page.set_default_timeout(60_000)
+                page.goto(f"http://127.0.0.1:{port}/lab/tree/notebooks/{notebook.name}", timeout=90_000)
+                page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+                time.sleep(3)
+                dialog = page.locator(".jp-Dialog .jp-mod-accept")  # e.g. a kernel picker
+                if dialog.count():
+                    dialog.first.click()
+                page.locator("li.lm-MenuBar-item", has_text="Run").first.click()
+                page.click("li.lm-Menu-item[data-command='runmenu:run-all']")
+                panel = page.wait_for_selector(".csd-live-panel .csd-trace .csd-tok", timeout=timeout * 1000)
+                check(panel is not None, "the live panel rendered a coloured trace")
+                wait_idle(page, timeout)
+                n_plots = page.locator(".jp-OutputArea .js-plotly-plot").count()
+                check(n_plots >= 2, f"JupyterLab renders the plotly figures ({n_plots})")
+                trace0, stats0 = panel_state(page)
+                check("csd-tok" in trace0 and "tokens per target call" in stats0, "trace and stats are filled")
+                errors = page.inner_text(".csd-live-panel .csd-error").strip()
+                check(errors == "", "the panel shows no error")
+
+                move_slider(page, ".csd-lenience")
+                trace1, stats1 = wait_change(page, trace0, stats0, 120)
+                check(trace1 != trace0 and stats1 != stats0, "moving the lenience slider changed trace and stats")
+                print(f"  (lenience {levels_changed(trace0, trace1)})")
+
+                cell = page.locator(".csd-k-0-0 input")
+                cell.scroll_into_view_if_needed()
+                old = int(cell.input_value())
+                cell.fill(str(old + 3))
+                cell.press("Enter")
+                trace2, stats2 = wait_change(page, trace1, stats1, 120)
+                check(trace2 != trace1 and stats2 != stats1, f"editing K[0][0] {old} -> {old + 3} changed trace and stats")
+                print(f"  (K edit {levels_changed(trace1, trace2)})")
+                check(page.locator(".csd-live-panel .csd-tok").count() >= 10, "the new trace has coloured tokens")
+                check("identical to AR (greedy)" in stats2 and "yes" in stats2, "the stats still say: identical to AR")
+
+                DOCS.mkdir(exist_ok=True)
+                shot(page.locator(".csd-live-panel").first, DOCS / "live_panel.png")
+                check((DOCS / "live_panel.png").stat().st_size > 10_000, "docs/live_panel.png written")
+            finally:
+                browser.close()
+    finally:
+        stop(proc)
+        print(f"  JupyterLab stopped (pid {proc.pid})")
+
+
+def levels_changed(a: str, b: str) -> str:
+    """How many tokens of two trace snippets changed level (the header always names the config)."""
+    la, lb = (re.findall(r'class="csd-tok" data-level="([^"]+)"', x) for x in (a, b))
+    diff = sum(x != y for x, y in zip(la, lb)) + abs(len(la) - len(lb))
+    return f"{diff} of {max(len(la), len(lb))} tokens changed level"
+
+
+def panel_state(page) -> tuple[str, str]:
+    trace = page.inner_html(".csd-live-panel .csd-trace-view")
+    stats = page.inner_text(".csd-live-panel .csd-stats")
+    return trace, stats
+
+
+def wait_idle(page, timeout: int) -> None:
+    """Wait until no cell of the notebook is queued or running ("[*]")."""
+    end = time.time() + timeout
+    quiet = 0
+    while time.time() < end:
+        busy = page.locator(".jp-InputPrompt:has-text('[*]')").count()
+        quiet = quiet + 1 if busy == 0 else 0
+        if quiet >= 3:
+            return
+        time.sleep(1)
+    raise CheckFailed(f"the notebook was still running after {timeout} s")
+
+
+def wait_change(page, trace: str, stats: str, timeout: int) -> tuple[str, str]:
+    end = time.time() + timeout
+    while time.time() < end:
+        t, s = panel_state(page)
+        if t != trace and s != stats:
+            return t, s
+        time.sleep(0.5)
+    return panel_state(page)
+
+
+def move_slider(page, cls: str) -> None:
+    """Drag the slider's handle to the right (a real mouse drag, released once)."""
+    handle = page.locator(f"{cls} .noUi-handle").first
+    handle.scroll_into_view_if_needed()
+    box = handle.bounding_box()
+    track = page.locator(f"{cls} .noUi-target, {cls} .noUi-base").first.bounding_box()
+    if box is None or track is None:
+        raise CheckFailed(f"no slider handle found for {cls}")
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + min(60, track["x"] + track["width"] - x - 2), y, steps=8)
+    page.mouse.up()
+
+
+def shot(locator, path: Path) -> None:
+    tmp = path.with_name(path.name + ".tmp.png")
+    locator.scroll_into_view_if_needed()
+    locator.screenshot(path=str(tmp), timeout=30_000)
+    os.replace(tmp, path)
+
+
+def trace_shot(page_path: Path, chromium: str) -> None:
+    """Screenshot the static trace (the csd-trace element) of the exported page to docs/trace.png."""
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"],
+                                     timeout=60_000)
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 900})
+            page.goto(page_path.as_uri(), timeout=60_000)
+            el = page.locator(".csd-trace").first
+            DOCS.mkdir(exist_ok=True)
+            shot(el, DOCS / "trace.png")
+            # the plotly trace figure: click its slider and check that the replay shows a review
+            fig = page.locator(".js-plotly-plot:has(.slider-container)").first
+            fig.scroll_into_view_if_needed()
+            before = fig.locator(".gtitle").first.text_content() or ""
+            rail = fig.locator(".slider-rail-touch-rect").first.bounding_box()
+            check(rail is not None, "the trace figure has a step slider")
+            page.mouse.click(rail["x"] + rail["width"] * 0.2, rail["y"] + rail["height"] / 2)
+            deadline = time.time() + 20
+            after = before
+            while after == before and time.time() < deadline:
+                time.sleep(0.3)
+                after = fig.locator(".gtitle").first.text_content() or ""
+            check(after.startswith("review ") and after != before,
+                  f"the slider replays a target review in the exported page ({after!r})")
+            shot(fig, page_path.parent / "trace_replay.png")
+        finally:
+            browser.close()
+    check((DOCS / "trace.png").stat().st_size > 5_000, "docs/trace.png written")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--chromium", default="/usr/bin/chromium")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds for executing the notebook")
+    ap.add_argument("--keep", default=None, help="keep the temporary files in this folder")
+    ap.add_argument("--skip-lab", action="store_true", help="only the static export")
+    ap.add_argument("--notebook", default=str(NOTEBOOK), help="the notebook to check (default: 00_start_here)")
+    args = ap.parse_args()
+    if not (Path(args.chromium).exists() or shutil.which(args.chromium)):
+        print(f"browser check: Chromium not found at {args.chromium}; install it with "
+              f"`apt-get install -y chromium` or pass --chromium PATH")
+        return 2
+    try:
+        from playwright.sync_api import Error as PlaywrightError
+    except ImportError:
+        print("browser check: Playwright for Python is missing; `pip install playwright` "
+              "(never `playwright install`: the check uses Debian's Chromium)")
+        return 2
+    tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="csd-browser-"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    try:
+        notebook = Path(args.notebook).resolve()
+        page = static_export(tmp, args.chromium, args.timeout, notebook)
+        trace_shot(page, args.chromium)
+        if not args.skip_lab:
+            live_panel_check(tmp, args.chromium, args.timeout, notebook)
+    except (CheckFailed, PlaywrightError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+        detail = getattr(e, "stderr", None)
+        print(f"browser check FAILED: {e}")
+        if detail:
+            print(detail.decode(errors="replace")[-3000:] if isinstance(detail, bytes) else detail[-3000:])
+        print(f"(temporary files kept in {tmp})")
+        return 1
+    if not args.keep:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("browser check passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
