@@ -85,6 +85,24 @@ def goals(fam: str, s: dict, vert: dict | None) -> list[str]:
     return out
 
 
+def mag_shares() -> list[str]:
+    rows = []
+    for fam in FAMILIES:
+        for task in TASKS:
+            recs = read_records(RES / f"{fam}-{task}.jsonl")
+            if not recs:
+                continue
+            def share(method, kinds=("mag-match", "mag-bigram")):
+                rs = [r for r in recs if r["method"] == method]
+                tot = sum(r["stats"]["n_tokens"] for r in rs)
+                return sum(r["provenance"].get(k, 0) for r in rs for k in kinds) / tot if tot else float("nan")
+            s = summarize(recs)
+            rows.append(f"| {fam} | {task} | {100 * share('mag'):.1f}% | {f(s['mag']['mean_tokens_per_target_call'])} | "
+                        f"{100 * share('csd'):.1f}% ({100 * share('csd', ('mag-match',)):.1f}% / "
+                        f"{100 * share('csd', ('mag-bigram',)):.1f}%) |")
+    return rows
+
+
 def main() -> int:
     lines = ["# Benchmarks", "",
              "All numbers below were measured on this project's CI-class machine: 2 CPU cores, no GPU, fp32. "
@@ -129,6 +147,14 @@ def main() -> int:
                 lines.append(f"| {m} | {f(v['speedup_swi_ms'])} | {f(v['predicted_swi_ms'])} | "
                              f"{f(v['speedup_walltime'])} | {f(v['predicted_walltime'])} | {f(gap)} | {lat} |")
             lines.append("")
+    shares = mag_shares()
+    if shares:
+        lines += ["## MaG accepted share by task", "",
+                  "The share of output tokens that Max-Gram proposed and the target kept (greedy, test split). "
+                  "Method `mag` is MaG alone drafting for the target; `csd` is the tuned cascade.", "",
+                  "| family | task | mag: share of tokens from MaG | mag: tokens per target call | "
+                  "csd: share of tokens from MaG (match / bigram) |", "|---|---|---|---|---|"]
+        lines += shares + [""]
     tune_path = RES / "tune.json"
     if tune_path.exists():
         tj = json.loads(tune_path.read_text())
