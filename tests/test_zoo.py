@@ -75,13 +75,6 @@ def test_export_loads_offline_as_fp32(small_data, tmp_path):
     assert AutoTokenizer.from_pretrained(str(tmp_path / "m")).encode("ab") == tok.encode("ab")
 
 
-def test_bigram_builder():
-    table = T.build_bigram([[5, 6, 5, 6, 5, 7], [9]], vocab_size=10)
-    assert table.dtype == np.int32 and table.shape == (10,)
-    assert table[5] == 6 and table[6] == 5
-    assert table[0] == 5  # unseen -> most frequent token
-
-
 def test_presets_and_families():
     for fam, spec in FAMILIES.items():
         names = family_models(fam)

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from csd_lib import config, tasks
+from csd_lib.mag import build_bigram
 from csd_lib.zoo.presets import EOS_ID, FAMILIES, PAD_ID, PRESETS, family_models, make_model
 from csd_lib.zoo.tokenizer import load_tokenizer, train_tokenizer
 
@@ -281,29 +282,11 @@ def write_family_manifest(family: str, models_dir: Path = config.MODELS_DIR) -> 
     return path
 
 
-def build_bigram(sequences, vocab_size: int) -> np.ndarray:
-    """Greedy bigram table: the most frequent successor of each token (fallback: most frequent token)."""
-    counts = np.zeros((vocab_size, vocab_size), dtype=np.int64)
-    uni = np.zeros(vocab_size, dtype=np.int64)
-    for seq in sequences:
-        a = np.asarray(seq, dtype=np.int64)
-        np.add.at(uni, a, 1)
-        if len(a) > 1:
-            np.add.at(counts, (a[:-1], a[1:]), 1)
-    table = counts.argmax(axis=1).astype(np.int32)
-    table[counts.sum(axis=1) == 0] = int(uni.argmax())
-    return table
-
-
 def write_bigram(family: str, data: dict, vocab_size: int, models_dir: Path = config.MODELS_DIR) -> Path:
     """data/models/<family>-bigram.npy from the tokenized training corpus (prompts and references)."""
-    try:
-        from csd_lib.mag import build_bigram as builder  # the lead's builder, when present
-    except ImportError:
-        builder = build_bigram
     tr = data["train"]
     seqs = [p + r + [EOS_ID] for p, r in zip(tr["prompt"], tr["reference"])]
-    table = np.asarray(builder(seqs, vocab_size), dtype=np.int32)
+    table = build_bigram(seqs, vocab_size)
     path = Path(models_dir) / f"{family}-bigram.npy"
     np.save(path, table)
     return path
