@@ -144,6 +144,7 @@ class Level:
         ctx.events.append(Event(len(ctx.events), depth, self.name, len(prefix), tokens, prov, who,
                                 r.accept_prob.tolist(), a, r.next_token, r.bonus, self.lenience))
 
+
 # -- building a cascade from K ---------------------------------------------------------
 
 def validate_k(k, n: int, what: str = "K") -> list[list[int]]:
