@@ -7,8 +7,8 @@
 2. Starts JupyterLab on 127.0.0.1 (a free port) over a copy of the notebook, drives it with
    Playwright (Debian's Chromium, never a downloaded browser): runs all cells, waits for the
    live panel, moves the lenience slider and edits one K entry, and checks that the trace
-   and stats widgets change each time. Screenshots go to ``docs/live_panel.png`` and
-   ``docs/trace.png``.
+   and stats widgets change each time. Screenshots ``live_panel.png`` and ``trace.png`` go to
+   the temporary folder, or to ``--shots docs`` to refresh the README pictures.
 3. Stops the server by its PID (its process group) in a ``finally`` block.
 
 Usage: ``.venv/bin/python scripts/browser_check.py [--chromium /usr/bin/chromium] [--keep DIR]``
@@ -32,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "00_start_here.ipynb"
-DOCS = ROOT / "docs"
+DOCS = ROOT / "docs"  # replaced in main() by --shots or the temporary folder
 sys.path.insert(0, str(ROOT))
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -211,7 +211,7 @@ def live_panel_check(tmp: Path, chromium: str, timeout: int, notebook: Path) -> 
 
                 DOCS.mkdir(exist_ok=True)
                 shot(page.locator(".csd-live-panel").first, DOCS / "live_panel.png")
-                check((DOCS / "live_panel.png").stat().st_size > 10_000, "docs/live_panel.png written")
+                check((DOCS / "live_panel.png").stat().st_size > 10_000, f"{DOCS / 'live_panel.png'} written")
             finally:
                 browser.close()
     finally:
@@ -306,7 +306,7 @@ def trace_shot(page_path: Path, chromium: str) -> None:
             shot(fig, page_path.parent / "trace_replay.png")
         finally:
             browser.close()
-    check((DOCS / "trace.png").stat().st_size > 5_000, "docs/trace.png written")
+    check((DOCS / "trace.png").stat().st_size > 5_000, f"{DOCS / 'trace.png'} written")
 
 
 def main() -> int:
@@ -316,6 +316,9 @@ def main() -> int:
     ap.add_argument("--keep", default=None, help="keep the temporary files in this folder")
     ap.add_argument("--skip-lab", action="store_true", help="only the static export")
     ap.add_argument("--notebook", default=str(NOTEBOOK), help="the notebook to check (default: 00_start_here)")
+    ap.add_argument("--shots", default=None,
+                    help="folder for the screenshots (default: the temporary folder; `--shots docs` refreshes "
+                         "the README pictures)")
     args = ap.parse_args()
     if not (Path(args.chromium).exists() or shutil.which(args.chromium)):
         print(f"browser check: Chromium not found at {args.chromium}; install it with "
@@ -329,6 +332,8 @@ def main() -> int:
         return 2
     tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="csd-browser-"))
     tmp.mkdir(parents=True, exist_ok=True)
+    global DOCS
+    DOCS = Path(args.shots).resolve() if args.shots else tmp
     try:
         notebook = Path(args.notebook).resolve()
         page = static_export(tmp, args.chromium, args.timeout, notebook)

@@ -4,9 +4,9 @@
 source "$(dirname "$0")/env.sh"
 set -x
 python scripts/check_notebooks.py
-python -m pytest tests -q
+python -m pytest tests
 if ls notebooks/*.ipynb >/dev/null 2>&1; then
-  python -m pytest --nbval-lax notebooks/ -q -p no:cacheprovider
+  python -m pytest --nbval-lax notebooks/ -p no:cacheprovider
 fi
 python -m csd_lib bench --family tiny-t5 --task synth-gsm8k --n 3 --max-new-tokens 48 \
   --methods ar,sd,mag,staged,csd,hf-assisted,hf-pld --out "$(mktemp -d)/smoke.jsonl" --threads 1
