@@ -192,28 +192,26 @@ def grid_search(fam, task_or_prompts, candidates, max_new_tokens: int = 96, n: i
     return TuneResult(best, measured, ar_wall=ar_wall)
 
 
-def remeasure(fam, task_or_prompts, configs, max_new_tokens: int = 96, n: int = 6, reps: int = 2) -> list[float]:
-    """Walltime speedups of several (K, lenience) configs in one run, interleaved with AR per prompt."""
-    prompts = calibration_prompts(task_or_prompts, n)
-    generate(fam, prompts[0], "csd", max_new_tokens=max_new_tokens)
-    ar, walls = 0.0, [0.0] * len(configs)
+def _interleaved(fam, prompts: list[str], variants: list[dict], max_new_tokens: int, reps: int) -> list[float]:
+    """Walltime speedup over AR of several generate() variants, interleaved with AR per prompt."""
+    generate(fam, prompts[0], **{**variants[0], "max_new_tokens": max_new_tokens})  # warm-up
+    ar, walls = 0.0, [0.0] * len(variants)
     for _ in range(reps):
         for p in prompts:
             ar += generate(fam, p, "ar", max_new_tokens=max_new_tokens).stats.wall_time
-            for i, (k, lam) in enumerate(configs):
-                walls[i] += generate(fam, p, "csd", k=k, lenience=lam, max_new_tokens=max_new_tokens).stats.wall_time
+            for i, kw in enumerate(variants):
+                walls[i] += generate(fam, p, max_new_tokens=max_new_tokens, **kw).stats.wall_time
     return [ar / w for w in walls]
+
+
+def remeasure(fam, task_or_prompts, configs, max_new_tokens: int = 96, n: int = 6, reps: int = 2) -> list[float]:
+    """Walltime speedups of several (K, lenience) configs in one run, interleaved with AR per prompt."""
+    variants = [{"method": "csd", "k": k, "lenience": lam} for k, lam in configs]
+    return _interleaved(fam, calibration_prompts(task_or_prompts, n), variants, max_new_tokens, reps)
 
 
 def sd_sweep(fam, task_or_prompts, ks=(3, 5, 8, 12, 16), max_new_tokens: int = 96, n: int = 6,
              reps: int = 2) -> dict[int, float]:
     """Walltime speedup of plain SD for several draft lengths, interleaved with AR per prompt."""
-    prompts = calibration_prompts(task_or_prompts, n)
-    generate(fam, prompts[0], "sd", max_new_tokens=max_new_tokens)
-    ar, walls = 0.0, {k: 0.0 for k in ks}
-    for _ in range(reps):
-        for p in prompts:
-            ar += generate(fam, p, "ar", max_new_tokens=max_new_tokens).stats.wall_time
-            for k in ks:
-                walls[k] += generate(fam, p, "sd", k=k, max_new_tokens=max_new_tokens).stats.wall_time
-    return {k: ar / w for k, w in walls.items()}
+    variants = [{"method": "sd", "k": k} for k in ks]
+    return dict(zip(ks, _interleaved(fam, calibration_prompts(task_or_prompts, n), variants, max_new_tokens, reps)))

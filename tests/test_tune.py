@@ -44,3 +44,9 @@ def test_candidate_grid_shapes():
     assert all(len(k) == 2 for k, _ in candidate_grid(1))
     with pytest.raises(ValueError):
         candidate_grid(0)
+
+
+def test_sd_sweep_reports_every_draft_length():
+    from csd_lib.tune import sd_sweep
+    out = sd_sweep(fam(), PROMPTS, ks=(2, 4), max_new_tokens=12, reps=1)
+    assert list(out) == [2, 4] and all(v > 0 for v in out.values())
