@@ -9,11 +9,11 @@ VOCAB_SIZE = 2048
 PAD_ID, EOS_ID, UNK_ID, BOS_ID = 0, 1, 2, 3
 SPECIAL_TOKENS = ["<pad>", "</s>", "<unk>", "<s>"]  # ids 0..3, in this order
 
-# name -> (arch, size kwargs, default training minutes, batch size, peak lr)
+# name -> (arch, size kwargs, default training minutes, batch size, peak lr[, embedding lr multiplier])
 PRESETS: dict[str, dict] = {
     # FLAN-T5 analogues (XXL / BASE / SMALL); params close to 50:4:1
     "tiny-t5-target": dict(arch="t5", d_model=256, num_layers=6, num_heads=4, d_ff=1024,
-                           minutes=78, batch=16, lr=1e-3),  # 2e-3 for steps 461-850 of the shipped run (a plateau)
+                           minutes=80, batch=16, lr=5e-4, emb_lr_mult=16.0),
     "tiny-t5-base": dict(arch="t5", d_model=128, num_layers=2, num_heads=4, d_ff=512,
                          minutes=7, batch=16, lr=2e-3),
     "tiny-t5-small": dict(arch="t5", d_model=64, num_layers=1, num_heads=2, d_ff=256,

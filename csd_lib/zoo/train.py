@@ -107,6 +107,17 @@ def _lr(step: int, total: int | None, peak: float) -> float:
     return peak * (MIN_LR_FRAC + (1 - MIN_LR_FRAC) * 0.5 * (1 + math.cos(math.pi * frac)))
 
 
+def _param_groups(model, emb_lr_mult: float) -> list[dict]:
+    """AdamW groups: the input/output embedding gets ``emb_lr_mult`` times the learning rate.
+
+    A tied T5 multiplies the decoder output by d_model**-0.5 before the shared embedding,
+    so with one learning rate its output layer learns that many times slower than a Llama's.
+    """
+    emb = model.get_input_embeddings().weight
+    rest = [p for p in model.parameters() if p is not emb]
+    return [{"params": rest, "lr_mult": 1.0}, {"params": [emb], "lr_mult": emb_lr_mult}]
+
+
 def _save_ckpt(path: Path, model, opt, state: dict):
     tmp = path.with_suffix(".tmp")
     torch.save({"model": model.state_dict(), "optim": opt.state_dict(), **state,
@@ -139,13 +150,17 @@ def train_model(name: str, data: dict, work_dir: Path, *, steps: int | None = No
     ckpt_path = work_dir / "ckpt.pt"
 
     model = make_model(name, seed=seed, **(overrides or {})).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=peak, betas=(0.9, 0.98), weight_decay=0.01)
+    opt = torch.optim.AdamW(_param_groups(model, preset.get("emb_lr_mult", 1.0)), lr=peak,
+                            betas=(0.9, 0.98), weight_decay=0.01)
     state = {"step": 0, "total_steps": steps, "budget_steps": steps, "tokens": 0, "target_tokens": 0,
              "elapsed_s": 0.0, "loss_ema": None, "done": False}
     if ckpt_path.is_file():
         ck = torch.load(ckpt_path, weights_only=False)
         model.load_state_dict(ck["model"])
-        opt.load_state_dict(ck["optim"])
+        if len(ck["optim"]["param_groups"]) == len(opt.param_groups):
+            opt.load_state_dict(ck["optim"])
+        else:  # a checkpoint from before the embedding group existed
+            print(f"{name}: optimizer layout changed; Adam moments start afresh")
         state.update({k: ck[k] for k in state if k in ck})
         # an explicit ``steps`` raises the budget of a resumed run (the schedule stretches,
         # and a finished run continues: a warm restart of the cosine schedule)
@@ -177,7 +192,7 @@ def train_model(name: str, data: dict, work_dir: Path, *, steps: int | None = No
         idx = [random.randrange(len(P)) for _ in range(batch)]
         b = {k: v.to(device) for k, v in make_batch(arch, [P[i] for i in idx], [R[i] for i in idx]).items()}
         for g in opt.param_groups:
-            g["lr"] = _lr(step, state["total_steps"], peak)
+            g["lr"] = _lr(step, state["total_steps"], peak) * g["lr_mult"]
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
             loss = model(**b).loss  # bf16 matmuls (1.5x faster on this CPU), fp32 weights
         opt.zero_grad(set_to_none=True)
@@ -327,7 +342,7 @@ def train_family(family: str, *, minutes: dict | None = None, steps: dict | None
         p = PRESETS[name]
         meta = {"name": name, "arch": p["arch"], "params": n_params(model),
                 "size": {k: p[k] for k in ("d_model", "num_layers", "num_heads", "d_ff")},
-                "batch": p["batch"], "peak_lr": p["lr"], **{k: v for k, v in state.items()
+                "batch": p["batch"], "peak_lr": p["lr"], "emb_lr_mult": p.get("emb_lr_mult", 1.0), **{k: v for k, v in state.items()
                                                              if not k.startswith("_")},
                 "n_train_examples": len(data["train"]["prompt"]),
                 "device": str(next(model.parameters()).device),
@@ -355,7 +370,7 @@ def export_latest(family: str, runs_dir: Path = RUNS_DIR, models_dir: Path = con
         p = PRESETS[name]
         meta = {"name": name, "arch": p["arch"], "params": n_params(model),
                 "size": {k: p[k] for k in ("d_model", "num_layers", "num_heads", "d_ff")},
-                "batch": p["batch"], "peak_lr": p["lr"], **state,
+                "batch": p["batch"], "peak_lr": p["lr"], "emb_lr_mult": p.get("emb_lr_mult", 1.0), **state,
                 "n_train_examples": len(data["train"]["prompt"]), "exported_from_checkpoint": True}
         export_model(model, tok, Path(models_dir) / name, meta)
         print(f"{name}: exported step {state['step']}/{state['total_steps']} "
