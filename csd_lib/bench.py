@@ -181,6 +181,14 @@ def summarize(records: list[dict]) -> dict:
     return out
 
 
+def mag_share(records: list[dict], method: str, kinds=("mag-match", "mag-bigram")) -> float:
+    """Share of a method's output tokens that MaG proposed (of the given kinds) and the target kept."""
+    rs = [r for r in records if r["method"] == method]
+    total = sum(r["stats"]["n_tokens"] for r in rs)
+    kept = sum(r["provenance"].get(k, 0) for r in rs for k in kinds)
+    return kept / total if total else float("nan")
+
+
 def _swi(tokens: int, calls: dict, costs: dict) -> float:
     spent = sum(c * costs.get(n, 0.0) for n, c in calls.items())
     return tokens * costs["target"] / spent if spent else float("nan")

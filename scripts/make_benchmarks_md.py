@@ -9,7 +9,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from csd_lib.bench import ALL_METHODS, predicted_vs_measured, read_records, summarize, write_atomic
+from csd_lib.bench import (ALL_METHODS, mag_share, predicted_vs_measured, read_records, summarize,
+                           write_atomic)
 from csd_lib.viz import bench_figure
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,14 +93,11 @@ def mag_shares() -> list[str]:
             recs = read_records(RES / f"{fam}-{task}.jsonl")
             if not recs:
                 continue
-            def share(method, kinds=("mag-match", "mag-bigram")):
-                rs = [r for r in recs if r["method"] == method]
-                tot = sum(r["stats"]["n_tokens"] for r in rs)
-                return sum(r["provenance"].get(k, 0) for r in rs for k in kinds) / tot if tot else float("nan")
             s = summarize(recs)
-            rows.append(f"| {fam} | {task} | {100 * share('mag'):.1f}% | {f(s['mag']['mean_tokens_per_target_call'])} | "
-                        f"{100 * share('csd'):.1f}% ({100 * share('csd', ('mag-match',)):.1f}% / "
-                        f"{100 * share('csd', ('mag-bigram',)):.1f}%) |")
+            rows.append(f"| {fam} | {task} | {100 * mag_share(recs, 'mag'):.1f}% | "
+                        f"{f(s['mag']['mean_tokens_per_target_call'])} | {100 * mag_share(recs, 'csd'):.1f}% "
+                        f"({100 * mag_share(recs, 'csd', ('mag-match',)):.1f}% / "
+                        f"{100 * mag_share(recs, 'csd', ('mag-bigram',)):.1f}%) |")
     return rows
 
 

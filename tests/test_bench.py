@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import pytest
 
 from csd_lib import random_family
-from csd_lib.bench import hf_generate, read_records, run_bench, summarize, summary_json
+from csd_lib.bench import hf_generate, mag_share, read_records, run_bench, summarize, summary_json
 from csd_lib.cascade import generate
 
 
@@ -57,6 +57,22 @@ def test_summary_is_computed_from_raw_lines(tmp_path):
     js = summary_json(s)
     assert set(js["csd"]) == {"tokens_per_s", "speedup_walltime", "speedup_swi_ms", "speedup_swi_pw",
                               "mean_tokens_per_target_call", "mismatches"}
+
+
+def test_mag_share_is_the_complement_of_target_tokens(tmp_path):
+    recs = run_bench(fam(), EXAMPLES, METHODS, tmp_path / "r.jsonl", 12, warmup=0, progress=False)
+    assert mag_share(recs, "ar") == 0.0
+    for m in ("mag", "csd"):
+        mine = [r for r in recs if r["method"] == m]
+        n = sum(r["stats"]["n_tokens"] for r in mine)
+        from_target = sum(v for r in mine for k, v in r["provenance"].items() if k.startswith("target"))
+        from_drafters = sum(v for r in mine for k, v in r["provenance"].items()
+                            if not k.startswith(("target", "mag")))
+        assert mag_share(recs, m) == pytest.approx(1 - (from_target + from_drafters) / n)
+        assert mag_share(recs, m) == pytest.approx(mag_share(recs, m, ("mag-match",))
+                                                   + mag_share(recs, m, ("mag-bigram",)))
+    assert mag_share(recs, "mag") > 0  # the repetitive prompts give MaG matches
+    assert mag_share([], "csd") != mag_share([], "csd")  # nan: no records
 
 
 def test_summary_counts_mismatches(tmp_path):

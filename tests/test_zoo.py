@@ -121,3 +121,16 @@ def test_data_dir_under_100mb():
     root = config.REPO_ROOT / "data"
     total = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
     assert total <= 100 * 2 ** 20, f"data/ is {total / 2**20:.1f} MB"
+
+
+def test_card_mag_section_comes_from_benchmark_records(tmp_path):
+    from csd_lib.zoo import card
+    rec = lambda m, ex, prov: {"method": m, "example": ex, "token_ids": [5] * sum(prov.values()),
+                               "provenance": prov, "stats": {"n_tokens": sum(prov.values()), "wall_time": 1.0}}
+    lines = [rec("ar", 0, {"target-bonus": 10}), rec("mag", 0, {"mag-match": 3, "target-bonus": 7}),
+             rec("csd", 0, {"mag-match": 1, "mag-bigram": 3, "tiny-t5-base": 2, "target-bonus": 4})]
+    (tmp_path / "tiny-t5-synth-gsm8k.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    rows = card._mag_rows("tiny-t5", results_dir=tmp_path)
+    assert [t for t, _, _ in rows] == ["synth-gsm8k"]  # synth-mmlu has no records
+    assert "| synth-gsm8k | 30.0% |" in rows[0][2] and "40.0% (10.0% / 30.0%)" in rows[0][2]
+    assert card._match_fractions("tiny-t5", results_dir=tmp_path) == {"synth-gsm8k": pytest.approx(0.25)}

@@ -200,11 +200,53 @@ def render_card(res: dict) -> str:
             L.append(f"| | cond. | " + " | ".join(_f(u) for u in c["conditional"]) + " | |")
         n_p = next(iter(curves.values()))["n_prompts"]
         L += ["", f"({n_p} prompts, up to 128 new tokens.)", ""]
-    L += ["## MaG accepted share by task", "",
-          "_To be filled by the engine benchmark: the share of tokens that Max-Gram proposes and "
-          "the target accepts, synth-gsm8k vs synth-mmlu._", "",
-          "## Re-measure", "", f"`python -m csd_lib.zoo card --family {res['family']}`", ""]
+    L += ["## MaG accepted share by task", ""]
+    rows = _mag_rows(res["family"])
+    if rows:
+        n = rows[0][1]
+        L += [f"From `results/{res['family']}-<task>.jsonl`, written by `bash scripts/run_benchmarks.sh` "
+              f"(n = {n} test prompts per task, greedy, 128 new tokens at most; see BENCHMARKS.md): the "
+              "share of output tokens that MaG proposed and the target kept.", "",
+              "| task | method `mag`: tokens from MaG | `mag`: tokens per target call | "
+              "method `csd`: tokens from MaG (match / bigram) |", "|---|---|---|---|",
+              *(r for _, _, r in rows), "",
+              "Suffix matches supply " + "; ".join(f"{100 * m:.0f}% of CSD's kept MaG tokens on {t}"
+                                                   for t, m in _match_fractions(res["family"]).items())
+              + " (a solution that copies numbers and phrases from its question gives MaG more to match; "
+              "the bigram fallback supplies the rest).", ""]
+    else:
+        L += ["No benchmark results yet: run `bash scripts/run_benchmarks.sh`, then this command.", ""]
+    L += ["## Re-measure", "", f"`python -m csd_lib.zoo card --family {res['family']}`", ""]
     return "\n".join(L)
+
+
+def _match_fractions(family: str, results_dir: Path = config.RESULTS_DIR) -> dict:
+    """task -> the part of CSD's kept MaG tokens that came from suffix matches."""
+    from csd_lib.bench import mag_share, read_records
+    out = {}
+    for t in TASK_NAMES:
+        recs = read_records(Path(results_dir) / f"{family}-{t}.jsonl")
+        both = mag_share(recs, "csd")
+        if both == both and both > 0:
+            out[t] = mag_share(recs, "csd", ("mag-match",)) / both
+    return out
+
+
+def _mag_rows(family: str, results_dir: Path = config.RESULTS_DIR) -> list[tuple]:
+    """(task, n, markdown row) of MaG's kept share per task from the benchmark records."""
+    from csd_lib.bench import mag_share, read_records, summarize
+    rows = []
+    for t in TASK_NAMES:
+        recs = read_records(Path(results_dir) / f"{family}-{t}.jsonl")
+        methods = {r["method"] for r in recs}
+        if not {"mag", "csd"} <= methods:
+            continue
+        s = summarize(recs)
+        rows.append((t, s["mag"]["n"], f"| {t} | {100 * mag_share(recs, 'mag'):.1f}% | "
+                     f"{_f(s['mag']['mean_tokens_per_target_call'])} | {100 * mag_share(recs, 'csd'):.1f}% "
+                     f"({100 * mag_share(recs, 'csd', ('mag-match',)):.1f}% / "
+                     f"{100 * mag_share(recs, 'csd', ('mag-bigram',)):.1f}%) |"))
+    return rows
 
 
 def write_card(family: str, n: int = 100, n_accept: int = 20, models_dir: Path = config.MODELS_DIR):
