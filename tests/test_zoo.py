@@ -131,6 +131,6 @@ def test_card_mag_section_comes_from_benchmark_records(tmp_path):
              rec("csd", 0, {"mag-match": 1, "mag-bigram": 3, "tiny-t5-base": 2, "target-bonus": 4})]
     (tmp_path / "tiny-t5-synth-gsm8k.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     rows = card._mag_rows("tiny-t5", results_dir=tmp_path)
-    assert [t for t, _, _ in rows] == ["synth-gsm8k"]  # synth-mmlu has no records
-    assert "| synth-gsm8k | 30.0% |" in rows[0][2] and "40.0% (10.0% / 30.0%)" in rows[0][2]
-    assert card._match_fractions("tiny-t5", results_dir=tmp_path) == {"synth-gsm8k": pytest.approx(0.25)}
+    assert [r["task"] for r in rows] == ["synth-gsm8k"]  # synth-mmlu has no records
+    assert "| synth-gsm8k | 30.0% |" in rows[0]["row"] and "40.0% (10.0% / 30.0%)" in rows[0]["row"]
+    assert rows[0]["match_fraction"] == pytest.approx(0.25)

@@ -208,15 +208,14 @@ def render_card(res: dict) -> str:
     L += ["## MaG accepted share by task", ""]
     rows = _mag_rows(res["family"])
     if rows:
-        n = rows[0][1]
         L += [f"From `results/{res['family']}-<task>.jsonl`, written by `bash scripts/run_benchmarks.sh` "
-              f"(n = {n} test prompts per task, greedy, 128 new tokens at most; see BENCHMARKS.md): the "
+              f"(n = {rows[0]['n']} test prompts per task, greedy, 128 new tokens at most; see BENCHMARKS.md): the "
               "share of output tokens that MaG proposed and the target kept.", "",
               "| task | method `mag`: tokens from MaG | `mag`: tokens per target call | "
               "method `csd`: tokens from MaG (match / bigram) |", "|---|---|---|---|",
-              *(r for _, _, r in rows), "",
-              "Suffix matches supply " + "; ".join(f"{100 * m:.0f}% of CSD's kept MaG tokens on {t}"
-                                                   for t, m in _match_fractions(res["family"]).items())
+              *(r["row"] for r in rows), "",
+              "Suffix matches supply " + "; ".join(f"{100 * r['match_fraction']:.0f}% of CSD's kept MaG "
+                                                   f"tokens on {r['task']}" for r in rows)
               + " (a solution that copies numbers and phrases from its question gives MaG more to match; "
               "the bigram fallback supplies the rest).", ""]
     else:
@@ -225,32 +224,22 @@ def render_card(res: dict) -> str:
     return "\n".join(L)
 
 
-def _match_fractions(family: str, results_dir: Path = config.RESULTS_DIR) -> dict:
-    """task -> the part of CSD's kept MaG tokens that came from suffix matches."""
-    from csd_lib.bench import mag_share, read_records
-    out = {}
-    for t in TASK_NAMES:
-        recs = read_records(Path(results_dir) / f"{family}-{t}.jsonl")
-        both = mag_share(recs, "csd")
-        if both == both and both > 0:
-            out[t] = mag_share(recs, "csd", ("mag-match",)) / both
-    return out
-
-
-def _mag_rows(family: str, results_dir: Path = config.RESULTS_DIR) -> list[tuple]:
-    """(task, n, markdown row) of MaG's kept share per task from the benchmark records."""
+def _mag_rows(family: str, results_dir: Path = config.RESULTS_DIR) -> list[dict]:
+    """Per task with benchmark records: n, the markdown row of MaG's kept share, and the part
+    of CSD's kept MaG tokens that came from suffix matches."""
     from csd_lib.bench import mag_share, read_records, summarize
     rows = []
     for t in TASK_NAMES:
         recs = read_records(Path(results_dir) / f"{family}-{t}.jsonl")
-        methods = {r["method"] for r in recs}
-        if not {"mag", "csd"} <= methods:
+        if not {"mag", "csd"} <= {r["method"] for r in recs}:
             continue
         s = summarize(recs)
-        rows.append((t, s["mag"]["n"], f"| {t} | {100 * mag_share(recs, 'mag'):.1f}% | "
-                     f"{_f(s['mag']['mean_tokens_per_target_call'])} | {100 * mag_share(recs, 'csd'):.1f}% "
-                     f"({100 * mag_share(recs, 'csd', ('mag-match',)):.1f}% / "
-                     f"{100 * mag_share(recs, 'csd', ('mag-bigram',)):.1f}%) |"))
+        csd, match, bigram = (mag_share(recs, "csd", kinds) for kinds in
+                              (("mag-match", "mag-bigram"), ("mag-match",), ("mag-bigram",)))
+        rows.append({"task": t, "n": s["mag"]["n"], "match_fraction": match / csd if csd else float("nan"),
+                     "row": f"| {t} | {100 * mag_share(recs, 'mag'):.1f}% | "
+                            f"{_f(s['mag']['mean_tokens_per_target_call'])} | {100 * csd:.1f}% "
+                            f"({100 * match:.1f}% / {100 * bigram:.1f}%) |"})
     return rows
 
 

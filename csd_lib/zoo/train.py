@@ -307,6 +307,15 @@ def write_bigram(family: str, data: dict, vocab_size: int, models_dir: Path = co
     return path
 
 
+def _meta(name: str, model, data: dict, state: dict, **extra) -> dict:
+    """train_meta.json of an exported model: its preset, size, training state and ``extra``."""
+    p = PRESETS[name]
+    return {"name": name, "arch": p["arch"], "params": n_params(model),
+            "size": {k: p[k] for k in ("d_model", "num_layers", "num_heads", "d_ff")},
+            "batch": p["batch"], "peak_lr": p["lr"], "emb_lr_mult": p.get("emb_lr_mult", 1.0), **state,
+            "n_train_examples": len(data["train"]["prompt"]), **extra}
+
+
 def train_family(family: str, *, minutes: dict | None = None, steps: dict | None = None,
                  stop_at: float | None = None, only: str | None = None, restart: bool = False,
                  runs_dir: Path = RUNS_DIR, models_dir: Path = config.MODELS_DIR):
@@ -339,14 +348,8 @@ def train_family(family: str, *, minutes: dict | None = None, steps: dict | None
         model, state = train_model(name, data, Path(runs_dir) / name,
                                    steps=(steps or {}).get(name),
                                    minutes=(minutes or {}).get(name), stop_at=stop_at)
-        p = PRESETS[name]
-        meta = {"name": name, "arch": p["arch"], "params": n_params(model),
-                "size": {k: p[k] for k in ("d_model", "num_layers", "num_heads", "d_ff")},
-                "batch": p["batch"], "peak_lr": p["lr"], "emb_lr_mult": p.get("emb_lr_mult", 1.0), **{k: v for k, v in state.items()
-                                                             if not k.startswith("_")},
-                "n_train_examples": len(data["train"]["prompt"]),
-                "device": str(next(model.parameters()).device),
-                "torch_threads": torch.get_num_threads()}
+        meta = _meta(name, model, data, {k: v for k, v in state.items() if not k.startswith("_")},
+                     device=str(next(model.parameters()).device), torch_threads=torch.get_num_threads())
         export_model(model, tok, models_dir / name, meta)
         print(f"{name}: exported to {models_dir / name}")
 
@@ -367,11 +370,7 @@ def export_latest(family: str, runs_dir: Path = RUNS_DIR, models_dir: Path = con
         state = {k: ck[k] for k in ("step", "total_steps", "tokens", "target_tokens",
                                     "elapsed_s", "loss_ema", "done")}
         state["val_loss"] = val_loss(model, data, model.config.model_type)
-        p = PRESETS[name]
-        meta = {"name": name, "arch": p["arch"], "params": n_params(model),
-                "size": {k: p[k] for k in ("d_model", "num_layers", "num_heads", "d_ff")},
-                "batch": p["batch"], "peak_lr": p["lr"], "emb_lr_mult": p.get("emb_lr_mult", 1.0), **state,
-                "n_train_examples": len(data["train"]["prompt"]), "exported_from_checkpoint": True}
+        meta = _meta(name, model, data, state, exported_from_checkpoint=True)
         export_model(model, tok, Path(models_dir) / name, meta)
         print(f"{name}: exported step {state['step']}/{state['total_steps']} "
               f"(val_loss {state['val_loss']:.3f})")
