@@ -88,7 +88,7 @@ class LM:
 
     # -- scoring ---------------------------------------------------------------------
     def logits(self, seq: list[int], m: int) -> torch.Tensor:
-        """Logits predicting seq[-m:] and the token after: shape (m + 1, V), float32.
+        """Logits predicting seq[-m:] and the token after: shape (m + 1, V), float32 on the CPU.
 
         Row i is the distribution of the token at position len(seq) - m + i given the
         tokens before it; the last row is the bonus distribution.
@@ -107,7 +107,7 @@ class LM:
                                  cache=self._cache, use_cache=True)
             else:
                 out = self.model(input_ids=ids, cache=self._cache, use_cache=True)
-        logits = out.logits[0, -(m + 1):].float()  # (m+1, V)
+        logits = out.logits[0, -(m + 1):].float().cpu()  # (m+1, V); .cpu() also waits for the GPU
         self.meter.time += time.perf_counter() - t0
         self.meter.calls += 1
         self.meter.tokens_fed += len(new)

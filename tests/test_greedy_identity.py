@@ -9,6 +9,7 @@ import itertools
 
 import numpy as np
 import pytest
+import torch
 
 from csd_lib import generate, random_family
 
@@ -115,3 +116,18 @@ def test_eos_inside_drafts(arch, nd, same):
                 saw_eos_in_draft |= any(eos in e.tokens[:-1] or (eos in e.tokens and e.n_accepted < len(e.tokens))
                                         or eos in e.tokens for e in g.events)
     assert saw_eos_in_draft
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("arch", ["t5", "llama"])
+def test_cuda_models_equal_ar(arch):
+    """Models on a GPU (float64, so no ties): every method still returns the AR tokens."""
+    fam = random_family(arch, vocab_size=48, n_drafters=2, seed=3, eos=None)
+    for lm in [fam.target, *fam.drafters]:
+        lm.model.to("cuda")
+        lm.__post_init__()  # re-read the device
+    prompt = prompts(7)[2]
+    want = generate(fam, prompt, "ar", max_new_tokens=24).token_ids
+    for method in ("sd", "mag", "staged", "csd"):
+        assert generate(fam, prompt, method, max_new_tokens=24).token_ids == want, method
+    assert len(generate(fam, prompt, "csd", temperature=1.0, seed=0, max_new_tokens=24).token_ids) == 24

@@ -100,7 +100,7 @@ def greedy_accuracy(model, tokenizer, examples, max_new_tokens: int = 160, batch
     for i in range(0, len(examples), batch):
         chunk = examples[i:i + batch]
         enc = tokenizer([e.prompt for e in chunk], add_special_tokens=False, padding=True,
-                        return_tensors="pt")
+                        return_tensors="pt").to(model.device)
         gen = model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False,
                              eos_token_id=model.config.eos_token_id,
                              pad_token_id=model.config.pad_token_id)
