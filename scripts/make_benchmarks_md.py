@@ -78,7 +78,9 @@ def goals(fam: str, s: dict, vert: dict | None) -> list[str]:
             chain.append(("base + MaG", vert["speedup_swi_ms"]))
         chain += [("SD", sd["speedup_swi_ms"]), ("AR", 1.0)]
         ok = all(a[1] > b[1] for a, b in zip(chain, chain[1:]))
-        out.append(g("SWI ordering (model-size)", " > ".join(f"{n} {f(v)}" for n, v in chain),
+        text = f"{chain[0][0]} {f(chain[0][1])}" + "".join(
+            f" {'>' if a[1] > b[1] else '<='} {b[0]} {f(b[1])}" for a, b in zip(chain, chain[1:]))
+        out.append(g("SWI ordering (model-size)", text,
                      "full > base+MaG > SD > AR", ok, "" if vert or fam != "tiny-t5" else "no vertical run"))
     if csd:
         out.append(g("time outside model forwards (CSD)", f"{100 * csd['outside_share']:.1f}%", "< 15%",
