@@ -63,6 +63,7 @@ def test_resume_matches_uninterrupted(small_data, tmp_path, arch):
         torch.testing.assert_close(a, b, msg=k)
     _, again = T.train_model("toy", data, tmp_path / "cut", steps=5, **kw)
     assert again["done"] and again["step"] == 5
+    assert (again["batch"], again["peak_lr"]) == (4, 1e-3)  # the recipe the run used, kept in the checkpoint
 
 
 def test_export_loads_offline_as_fp32(small_data, tmp_path):
@@ -134,3 +135,15 @@ def test_card_mag_section_comes_from_benchmark_records(tmp_path):
     assert [r["task"] for r in rows] == ["synth-gsm8k"]  # synth-mmlu has no records
     assert "| synth-gsm8k | 30.0% |" in rows[0]["row"] and "40.0% (10.0% / 30.0%)" in rows[0]["row"]
     assert rows[0]["match_fraction"] == pytest.approx(0.25)
+
+
+def test_recipe_switches_on_an_accelerator():
+    """The CPU keeps each preset's own keys; an accelerator takes the preset's ``accel`` keys."""
+    from csd_lib.zoo.presets import recipe
+    for name, p in PRESETS.items():
+        cpu = recipe(name, "cpu")
+        assert (cpu["batch"], cpu["lr"]) == (p["batch"], p["lr"])
+        gpu = recipe(name, "cuda")
+        assert all(gpu[k] == v for k, v in p.get("accel", {}).items())
+        assert all(gpu[k] == cpu[k] for k in cpu if k not in p.get("accel", {}))
+    assert recipe("tiny-t5-target", "cuda")["batch"] > recipe("tiny-t5-target", "cpu")["batch"]

@@ -9,14 +9,15 @@ VOCAB_SIZE = 2048
 PAD_ID, EOS_ID, UNK_ID, BOS_ID = 0, 1, 2, 3
 SPECIAL_TOKENS = ["<pad>", "</s>", "<unk>", "<s>"]  # ids 0..3, in this order
 
-# name -> (arch, size kwargs, default training minutes, batch size, peak lr[, embedding lr multiplier])
+# name -> (arch, size kwargs, default training minutes, batch size, peak lr[, embedding lr
+# multiplier][, ``accel``: training keys that replace these on a GPU or other accelerator])
 PRESETS: dict[str, dict] = {
     # FLAN-T5 analogues (XXL / BASE / SMALL); params close to 50:4:1
-    # the shipped target ran 2015 steps of this recipe on a GPU (150 s on an H200); on a
-    # 2-core CPU one step of batch 128 takes ~9 s (bf16) to 14 s (fp32) on one thread, so
-    # the default 80 minutes give only a few hundred steps
+    # The shipped target is the accelerator recipe: 2015 steps, 150 s on an H200. On this
+    # 2-core CPU a batch-128 step takes 9-14 s, so the CPU keeps batch 16 (~1 s a step).
     "tiny-t5-target": dict(arch="t5", d_model=256, num_layers=6, num_heads=4, d_ff=1024,
-                           minutes=80, batch=128, lr=7e-4, emb_lr_mult=16.0),
+                           minutes=80, batch=16, lr=5e-4, emb_lr_mult=16.0,
+                           accel=dict(minutes=3, batch=128, lr=7e-4)),
     "tiny-t5-base": dict(arch="t5", d_model=128, num_layers=2, num_heads=4, d_ff=512,
                          minutes=7, batch=16, lr=2e-3),
     "tiny-t5-small": dict(arch="t5", d_model=64, num_layers=1, num_heads=2, d_ff=256,
@@ -35,6 +36,14 @@ FAMILIES: dict[str, dict] = {
     "tiny-llama": {"arch": "llama", "target": "tiny-llama-target",
                    "drafters": ["tiny-llama-small"]},
 }
+
+
+def recipe(name: str, device_type: str = "cpu") -> dict:
+    """Training keys of a preset (minutes, batch, lr, emb_lr_mult) for a device type."""
+    p = PRESETS[name]
+    out = {"minutes": p.get("minutes", 5), "batch": p.get("batch", 16), "lr": p.get("lr", 1e-3),
+           "emb_lr_mult": p.get("emb_lr_mult", 1.0)}
+    return {**out, **(p.get("accel", {}) if device_type != "cpu" else {})}
 
 
 def family_models(family: str) -> list[str]:

@@ -19,7 +19,7 @@ import torch
 
 from csd_lib import config, tasks
 from csd_lib.mag import build_bigram
-from csd_lib.zoo.presets import EOS_ID, FAMILIES, PAD_ID, PRESETS, family_models, make_model
+from csd_lib.zoo.presets import EOS_ID, FAMILIES, PAD_ID, PRESETS, family_models, make_model, recipe
 from csd_lib.zoo.tokenizer import load_tokenizer, train_tokenizer
 
 RUNS_DIR = config.REPO_ROOT / "runs"
@@ -140,11 +140,11 @@ def train_model(name: str, data: dict, work_dir: Path, *, steps: int | None = No
     autocast (weights and optimizer stay fp32).
     """
     from tqdm.auto import tqdm
-    preset = {**PRESETS.get(name, {}), **(overrides or {})}
+    device = config.pick_device(device)
+    preset = {**(recipe(name, device.type) if name in PRESETS else {}), **(overrides or {})}
     batch = batch or preset.get("batch", 16)
     peak = lr or preset.get("lr", 1e-3)
     minutes = minutes if minutes is not None else preset.get("minutes", 5)
-    device = config.pick_device(device)
     work_dir = Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     ckpt_path = work_dir / "ckpt.pt"
@@ -152,8 +152,9 @@ def train_model(name: str, data: dict, work_dir: Path, *, steps: int | None = No
     model = make_model(name, seed=seed, **(overrides or {})).to(device)
     opt = torch.optim.AdamW(_param_groups(model, preset.get("emb_lr_mult", 1.0)), lr=peak,
                             betas=(0.9, 0.98), weight_decay=0.01)
+    run = {"batch": batch, "peak_lr": peak, "emb_lr_mult": preset.get("emb_lr_mult", 1.0)}
     state = {"step": 0, "total_steps": steps, "budget_steps": steps, "tokens": 0, "target_tokens": 0,
-             "elapsed_s": 0.0, "loss_ema": None, "done": False}
+             "elapsed_s": 0.0, "loss_ema": None, "done": False, **run}
     if ckpt_path.is_file():
         ck = torch.load(ckpt_path, weights_only=False)
         model.load_state_dict(ck["model"])
@@ -175,6 +176,8 @@ def train_model(name: str, data: dict, work_dir: Path, *, steps: int | None = No
         torch.manual_seed(seed)
         random.seed(seed)
         np.random.seed(seed)
+    if not state["done"]:  # what this run trains with (a resumed run may change device)
+        state.update(run)
     if state["done"]:
         state["val_loss"] = val_loss(model, data, model.config.model_type)
         return model, state
@@ -241,8 +244,8 @@ def train_model(name: str, data: dict, work_dir: Path, *, steps: int | None = No
     bar.close()
     state["done"] = not state.get("stopped_early", False)
     _save_ckpt(ckpt_path, model, opt, {k: state[k] for k in ("step", "total_steps", "budget_steps", "tokens",
-                                                           "target_tokens", "elapsed_s",
-                                                           "loss_ema", "done")})
+                                                           "target_tokens", "elapsed_s", "loss_ema",
+                                                           "done", "batch", "peak_lr", "emb_lr_mult")})
     state["val_loss"] = val_loss(model, data, arch)
     print(f"{name}: finished step {state['step']} loss_ema {state['loss_ema']:.3f} "
           f"val_loss {state['val_loss']:.3f} in {state['elapsed_s']:.0f}s")
@@ -308,7 +311,9 @@ def write_bigram(family: str, data: dict, vocab_size: int, models_dir: Path = co
 
 
 def _meta(name: str, model, data: dict, state: dict, **extra) -> dict:
-    """train_meta.json of an exported model: its preset, size, training state and ``extra``."""
+    """train_meta.json of an exported model: its preset, size, training state and ``extra``.
+
+    ``state`` overrides the CPU recipe's batch and lr with what the run used, when it says."""
     p = PRESETS[name]
     return {"name": name, "arch": p["arch"], "params": n_params(model),
             "size": {k: p[k] for k in ("d_model", "num_layers", "num_heads", "d_ff")},
@@ -367,8 +372,8 @@ def export_latest(family: str, runs_dir: Path = RUNS_DIR, models_dir: Path = con
         ck = torch.load(ck_path, weights_only=False)
         model = make_model(name)
         model.load_state_dict(ck["model"])
-        state = {k: ck[k] for k in ("step", "total_steps", "tokens", "target_tokens",
-                                    "elapsed_s", "loss_ema", "done")}
+        state = {k: ck[k] for k in ("step", "total_steps", "tokens", "target_tokens", "elapsed_s",
+                                    "loss_ema", "done", "batch", "peak_lr", "emb_lr_mult") if k in ck}
         state["val_loss"] = val_loss(model, data, model.config.model_type)
         meta = _meta(name, model, data, state, exported_from_checkpoint=True)
         export_model(model, tok, Path(models_dir) / name, meta)
