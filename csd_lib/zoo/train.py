@@ -176,11 +176,10 @@ def train_model(name: str, data: dict, work_dir: Path, *, steps: int | None = No
         torch.manual_seed(seed)
         random.seed(seed)
         np.random.seed(seed)
-    if not state["done"]:  # what this run trains with (a resumed run may change device)
-        state.update(run)
     if state["done"]:
         state["val_loss"] = val_loss(model, data, model.config.model_type)
         return model, state
+    state.update(run)  # what this run trains with (a resumed run may change device)
 
     arch = model.config.model_type
     P, R = data["train"]["prompt"], data["train"]["reference"]
