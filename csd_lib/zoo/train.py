@@ -313,10 +313,10 @@ def _meta(name: str, model, data: dict, state: dict, **extra) -> dict:
     """train_meta.json of an exported model: its preset, size, training state and ``extra``.
 
     ``state`` overrides the CPU recipe's batch and lr with what the run used, when it says."""
-    p = PRESETS[name]
+    p, cpu = PRESETS[name], recipe(name)
     return {"name": name, "arch": p["arch"], "params": n_params(model),
             "size": {k: p[k] for k in ("d_model", "num_layers", "num_heads", "d_ff")},
-            "batch": p["batch"], "peak_lr": p["lr"], "emb_lr_mult": p.get("emb_lr_mult", 1.0), **state,
+            "batch": cpu["batch"], "peak_lr": cpu["lr"], "emb_lr_mult": cpu["emb_lr_mult"], **state,
             "n_train_examples": len(data["train"]["prompt"]), **extra}
 
 
