@@ -1,22 +1,152 @@
-"""Command line: ``python -m csd_lib generate|demo|bench``."""
+"""Command line: ``csd generate|demo|bench`` (or ``python -m csd_lib ...``).
+
+Bad input ends in one line ``error: ...`` on stderr and exit status 2; ``--debug`` shows
+the traceback instead.
+"""
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
+from pathlib import Path
 
 from . import config
+from .bench import ALL_METHODS as BENCH_METHODS
+from .cascade import METHODS, check_lenience, check_max_new_tokens, check_method_lenience, check_seed, \
+    check_temperature
+from .families import FAMILIES
+from .tasks import SPLITS, TASKS
 
+DTYPES = sorted(config._DTYPES)
+EXIT_BAD_INPUT = 2
+
+
+# -- reading files -----------------------------------------------------------------------
+
+def read_text(path: str, what: str, fix: str) -> str:
+    """A UTF-8 text file; a missing, unreadable or non-UTF-8 file is a ValueError naming it and the fix."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise ValueError(f"{what} {path} not found; {fix}") from None
+    except IsADirectoryError:
+        raise ValueError(f"{what} {path} is a directory, not a file; {fix}") from None
+    except PermissionError:
+        raise ValueError(f"{what} {path} is not readable (permission denied); fix its permissions") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise ValueError(f"{path}:{line} is not UTF-8 text (byte {data[e.start]:#04x}); save the {what} "
+                         f"as UTF-8") from None
+
+
+def read_prompts(path: str) -> list[str]:
+    """Prompts from a JSONL file, one ``{"prompt": "..."}`` per line; blank lines are skipped."""
+    fix = 'each line must be {"prompt": "..."}'
+    out = []
+    for i, line in enumerate(read_text(path, "prompts file", f"pass a JSONL file where {fix}").split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}:{i} is not JSON ({e.msg}); {fix}") from None
+        if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
+            raise ValueError(f"{path}:{i} has no string 'prompt'; {fix}")
+        out.append(row["prompt"])
+    if not out:
+        raise ValueError(f"{path} holds no prompts; {fix}")
+    return out
+
+
+def read_k(value: str | None):
+    """``--k``: a JSON matrix, or ``@FILE`` holding one."""
+    if value is None:
+        return None
+    example = "e.g. [[5,14,10],[0,1,10],[0,0,10]]"
+    if value.startswith("@"):
+        path = value[1:]
+        text = read_text(path, "K file", f"pass --k @FILE with an existing JSON file holding a K matrix, {example}")
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}:{e.lineno} is not valid JSON ({e.msg}); the file must hold one K matrix, "
+                             f"{example}") from None
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"--k is not valid JSON ({e.msg}); e.g. --k '[[5,14,10],[0,1,10],[0,0,10]]' "
+                         f"or --k @k.json") from None
+
+
+def check_out_path(path: str | None, flag: str) -> None:
+    """An output path must not be a directory and its parent must not be a file."""
+    if path is None:
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{flag} {path} is a directory; give a file path")
+    parent = next((a for a in p.absolute().parents if a.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise ValueError(f"{flag} {path}: {parent} is a file, not a folder; give a path in a folder")
+
+
+# -- argument types: one line per mistake ---------------------------------------------
+
+def finite_float(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return x
+
+
+def positive_int(text: str) -> int:
+    try:
+        x = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if x < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return x
+
+
+def seed_int(text: str) -> int:
+    try:
+        return check_seed(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer in [0, 2**64)") from None
+
+
+def method_list(text: str) -> str:
+    """``bench --methods``: a comma-separated list of known methods (checked before any model loads)."""
+    methods = [m.strip() for m in text.split(",") if m.strip()]
+    bad = [m for m in methods if m not in BENCH_METHODS]
+    if bad or not methods:
+        raise argparse.ArgumentTypeError(f"unknown method(s) {', '.join(bad) or repr(text)}; use a comma-separated "
+                                         f"list of {', '.join(BENCH_METHODS)}")
+    return ",".join(methods)
+
+
+# -- commands --------------------------------------------------------------------------
 
 def _generate(args) -> None:
-    from .cascade import generate
-    from .families import load_family
     if (args.prompt is None) == (args.prompts_file is None):
         raise ValueError("give exactly one of --prompt TEXT or --prompts-file F.jsonl")
-    prompts = [args.prompt] if args.prompt is not None else _read_prompts(args.prompts_file)
+    check_temperature(args.temperature)
+    check_method_lenience(args.method, args.lenience)
+    k = read_k(args.k)
+    prompts = [args.prompt] if args.prompt is not None else read_prompts(args.prompts_file)
+    from .cascade import generate
+    from .families import load_family
     fam = load_family(args.family, device=args.device, dtype=args.dtype)
     for p in prompts:
-        g = generate(fam, p, args.method, k=args.k, lenience=args.lenience, temperature=args.temperature,
+        g = generate(fam, p, args.method, k=k, lenience=args.lenience, temperature=args.temperature,
                      seed=args.seed, max_new_tokens=args.max_new_tokens)
         if args.json:
             print(json.dumps(g.to_dict(events=args.events)), flush=True)
@@ -28,83 +158,127 @@ def _generate(args) -> None:
                   f"{s.tokens_per_target_call:.2f} tokens/target call, calls {s.calls}")
 
 
-def _read_prompts(path: str) -> list[str]:
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for i, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{i} is not JSON ({e}); each line must be {{\"prompt\": \"...\"}}") from None
-            if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
-                raise ValueError(f"{path}:{i} has no string 'prompt'; each line must be {{\"prompt\": \"...\"}}")
-            out.append(row["prompt"])
-    if not out:
-        raise ValueError(f"{path} holds no prompts")
-    return out
-
-
 def _demo(args) -> None:
     from .demo import run_demo
-    run_demo(args.family, n_prompts=args.n, max_new_tokens=args.max_new_tokens)
+    run_demo(args.family or config.FAMILY, n_prompts=args.n, max_new_tokens=args.max_new_tokens)
 
 
 def _bench(args) -> None:
-    from .bench import main as bench_main
+    from .bench import main as bench_main, read_records
+    if args.lenience is not None:
+        check_lenience(args.lenience)
+    check_max_new_tokens(args.max_new_tokens)
+    args.k = read_k(args.k)
+    for path, flag in ((args.out, "--out"), (args.summary_json, "--summary-json"), (args.plot, "--plot")):
+        check_out_path(path, flag)
+    read_records(Path(args.out))  # a results file to resume must be readable before any model loads
     bench_main(args)
 
 
-def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m csd_lib", description=__doc__)
-    sub = ap.add_subparsers(dest="cmd", required=True)
+# -- the parser --------------------------------------------------------------------------
 
-    g = sub.add_parser("generate", help="generate with one method")
-    g.add_argument("--family", default=config.FAMILY)
-    g.add_argument("--method", default="csd")
-    g.add_argument("--k", default=None, help="K matrix as JSON, e.g. '[[5,14,10],[0,1,10],[0,0,10]]'")
-    g.add_argument("--lenience", type=float, default=None)
-    g.add_argument("--temperature", type=float, default=0.0)
-    g.add_argument("--seed", type=int, default=None)
-    g.add_argument("--max-new-tokens", type=int, default=200)
-    g.add_argument("--prompt", default=None)
-    g.add_argument("--prompts-file", default=None)
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """Show defaults, except None and flags."""
+
+    def _get_help_string(self, action):
+        if action.default is None or isinstance(action.default, bool):
+            return action.help
+        return super()._get_help_string(action)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line: ``error: ...; see PROG --help``."""
+
+    def error(self, message):
+        self.exit(EXIT_BAD_INPUT, f"error: {message}; see {self.prog} --help\n")
+
+
+def prog_name() -> str:
+    """The console script's own name (``csd``), or ``python -m csd_lib``."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return "python -m csd_lib" if name in ("", "__main__.py", "-c") else name
+
+
+def add_model_args(p: argparse.ArgumentParser) -> None:
+    """Which models to load and where: shared by every command that loads a family."""
+    p.add_argument("--family", choices=FAMILIES, default=None,
+                   help=f"model family (default: $CSD_FAMILY, else tiny-t5; now {config.FAMILY})")
+    p.add_argument("--device", default=None, help="torch device, e.g. cpu, cuda, cuda:1 (default: best available)")
+    p.add_argument("--dtype", choices=DTYPES, default=None, help="compute dtype (default: per family and device)")
+
+
+def parser(prog: str | None = None) -> argparse.ArgumentParser:
+    ap = _Parser(prog=prog or prog_name(), description=__doc__, formatter_class=_Help)
+    ap.add_argument("--debug", action="store_true", help="show the Python traceback of an error")
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="{generate,demo,bench}")
+    common = dict(formatter_class=_Help)
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        c = sub.add_parser(name, help=help, **common)
+        c.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show the Python traceback of an error")
+        return c
+
+    g = command("generate", "generate with one method")
+    add_model_args(g)
+    g.add_argument("--method", choices=METHODS, default="csd", help="decoding method")
+    g.add_argument("--k", default=None,
+                   help="K matrix as JSON, e.g. '[[5,14,10],[0,1,10],[0,0,10]]', or @FILE.json (default: the family's)")
+    g.add_argument("--lenience", type=finite_float, default=None,
+                   help="lenience >= 1 of draft-to-draft reviews, csd only (default: the family's)")
+    g.add_argument("--temperature", type=finite_float, default=0.0, help="0 = greedy")
+    g.add_argument("--seed", type=seed_int, default=None, help="sampling seed (default: a fresh random one)")
+    g.add_argument("--max-new-tokens", type=positive_int, default=200, help="tokens to generate at most")
+    g.add_argument("--prompt", default=None, help="the prompt text")
+    g.add_argument("--prompts-file", default=None, help='JSONL file, one {"prompt": "..."} per line')
     g.add_argument("--json", action="store_true", help="one JSON object per prompt")
     g.add_argument("--events", action="store_true", help="with --json: include the review log")
-    g.add_argument("--device", default=None)
-    g.add_argument("--dtype", default=None)
     g.set_defaults(func=_generate)
 
-    d = sub.add_parser("demo", help="AR vs SD vs CSD on the embedded family: identity, trace, speed")
-    d.add_argument("--family", default=config.FAMILY)
-    d.add_argument("--n", type=int, default=5, help="number of prompts")
-    d.add_argument("--max-new-tokens", type=int, default=128)
+    d = command("demo", "AR vs SD vs CSD on the embedded family: identity, trace, speed")
+    d.add_argument("--family", choices=FAMILIES, default=None,
+                   help=f"model family (default: $CSD_FAMILY, else tiny-t5; now {config.FAMILY})")
+    d.add_argument("--n", type=positive_int, default=5, help="number of prompts")
+    d.add_argument("--max-new-tokens", type=positive_int, default=128, help="tokens to generate at most")
     d.set_defaults(func=_demo)
 
-    b = sub.add_parser("bench", help="benchmark methods on a task; resumable JSONL")
-    from .bench import add_arguments
-    add_arguments(b)
+    b = command("bench", "benchmark methods on a task; resumable JSONL")
+    add_model_args(b)
+    b.add_argument("--task", choices=TASKS, default="synth-gsm8k", help="task to draw prompts from")
+    b.add_argument("--split", choices=SPLITS, default="test", help="task split")
+    b.add_argument("--n", type=positive_int, default=50, help="number of examples")
+    b.add_argument("--methods", type=method_list, default=",".join(BENCH_METHODS),
+                   help=f"comma-separated, from {', '.join(BENCH_METHODS)}; ar always runs as the reference")
+    b.add_argument("--k", default=None, help="K matrix for csd as JSON, or @FILE.json (default: the family's)")
+    b.add_argument("--lenience", type=finite_float, default=None, help="lenience for csd (default: the family's)")
+    b.add_argument("--max-new-tokens", type=positive_int, default=128, help="tokens to generate per example")
+    b.add_argument("--out", required=True, help="results JSONL (resumed if it exists)")
+    b.add_argument("--summary-json", default=None, help="write the summary as JSON")
+    b.add_argument("--plot", default=None, help="write a bar chart as standalone HTML")
+    b.add_argument("--threads", type=positive_int, default=None, help="torch threads (default: torch's choice)")
     b.set_defaults(func=_bench)
     return ap
 
 
 def main(argv=None) -> int:
+    """Run the CLI; returns the exit status (0, or 2 for bad input)."""
+    args = parser().parse_args(argv)
     from transformers.utils import logging as hf_logging
     hf_logging.disable_progress_bar()  # weight-loading bars would bury the output
-    args = parser().parse_args(argv)
-    if getattr(args, "k", None) is not None and isinstance(args.k, str):
-        try:
-            args.k = json.loads(args.k)
-        except json.JSONDecodeError as e:
-            print(f"error: --k is not valid JSON ({e}); e.g. --k '[[5,14,10],[0,1,10],[0,0,10]]'", file=sys.stderr)
-            return 2
     try:
         args.func(args)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except (ValueError, OSError) as e:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        if args.debug:
+            raise
+        print(f"error: {_one_line(e)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     return 0
+
+
+def _one_line(e: Exception) -> str:
+    if isinstance(e, OSError) and e.filename is not None:
+        return f"{e.filename}: {e.strerror or e}; check the path and its permissions"
+    return " ".join(str(e).split()) or type(e).__name__
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import torch
 from .mag import MaG
 from .models import LM, check_vocab
 from .review import effective_q, probs, review
+from .tasks import prompt_ids
 from .trace import TARGET_BONUS, TARGET_CORRECTION, Event, Generation, PairStats, Stats
 
 METHODS = ("ar", "sd", "mag", "staged", "csd")
@@ -196,21 +197,60 @@ def build_cascade(target: LM, drafters: list, k, lenience: float = 1.0) -> Level
     return Level(target, levels, k[0], top=True)
 
 
+def _is_number(x) -> bool:
+    return not isinstance(x, (bool, np.bool_)) and isinstance(x, (int, float, np.integer, np.floating))
+
+
 def check_lenience(lenience) -> float:
-    if isinstance(lenience, bool) or not isinstance(lenience, (int, float)) or not np.isfinite(lenience) \
-            or lenience < 1:
-        raise ValueError(f"lenience must be a number >= 1 (1 = strict review), got {lenience!r}")
+    """A finite number >= 1, as a float."""
+    if not _is_number(lenience) or not np.isfinite(lenience) or lenience < 1:
+        raise ValueError(f"lenience must be a finite number >= 1 (1 = strict review), got {lenience!r}")
     return float(lenience)
+
+
+def check_temperature(temperature) -> float:
+    """A finite number >= 0 (0 = greedy), as a float."""
+    if not _is_number(temperature) or not np.isfinite(temperature) or temperature < 0:
+        raise ValueError(f"temperature must be a finite number >= 0 (0 = greedy), got {temperature!r}")
+    return float(temperature)
+
+
+def check_seed(seed) -> int | None:
+    """None (a fresh random seed) or an integer in [0, 2**64)."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 64:
+        raise ValueError(f"seed must be an integer in [0, 2**64) or None (a fresh random seed), got {seed!r}")
+    return int(seed)
+
+
+def check_max_new_tokens(max_new_tokens) -> int:
+    """An integer >= 1."""
+    if isinstance(max_new_tokens, (bool, np.bool_)) or not isinstance(max_new_tokens, (int, np.integer)) \
+            or max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be an integer >= 1, got {max_new_tokens!r}")
+    return int(max_new_tokens)
+
+
+def check_method_lenience(method: str, lenience) -> float | None:
+    """Validate a lenience for ``method``: only ``csd`` has lenient draft-to-draft reviews."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    if lenience is None:
+        return None
+    lam = check_lenience(lenience)
+    if method != "csd" and lam != 1:
+        raise ValueError(f"method {method!r} reviews without lenience (it has no draft-to-draft review), "
+                         f"got lenience={lenience!r}; leave lenience unset, or use method='csd' for lenient "
+                         f"draft-to-draft reviews")
+    return lam
 
 
 def method_plan(family, method: str, k=None, lenience=None, drafter: str | None = None):
     """Resolve a method name into (drafters, K, lenience) for :func:`build_cascade`."""
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    check_method_lenience(method, lenience)
     neural = list(family.drafters)
     by_name = {d.name: d for d in neural}
-    if lenience is not None:
-        check_lenience(lenience)
     if method == "ar":
         return [], None, 1.0
     if method == "mag":
@@ -226,9 +266,6 @@ def method_plan(family, method: str, k=None, lenience=None, drafter: str | None 
         if len(neural) < 2:
             raise ValueError(f"method 'staged' needs two neural drafters; family '{family.name}' has "
                              f"{len(neural)}; use 'sd' or 'csd'")
-        if lenience not in (None, 1, 1.0):
-            raise ValueError("method 'staged' is staged speculative decoding without lenience; "
-                             "use method='csd' for lenient draft-to-draft reviews")
         return neural[:2], validate_k(k if k is not None else family.staged_k, 2), 1.0
     drafters = neural + [family.mag]
     kk = validate_k(k if k is not None else family.default_k, len(drafters))
@@ -245,11 +282,11 @@ def _as_k(k, default: int, n: int):
 
 
 def encode_prompt(family, prompt) -> list[int]:
-    """Token ids of a prompt given as text or ids; empty prompts are refused."""
+    """Token ids of a prompt given as text (``tasks.prompt_ids``, the family's prompt style) or ids."""
     if isinstance(prompt, str):
         if not prompt.strip():
             raise ValueError("the prompt is empty; pass some text to continue")
-        ids = family.tokenizer(prompt)["input_ids"]
+        ids = prompt_ids(family.tokenizer, prompt, family.prompt_style)
     else:
         ids = [int(t) for t in prompt]
     if not ids:
@@ -266,10 +303,9 @@ def generate(family, prompt, method: str = "csd", k=None, lenience=None, tempera
     the drafters' raw distributions instead of the effective ones: a deliberately
     biased variant, kept to show what exactness needs.
     """
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or temperature < 0:
-        raise ValueError(f"temperature must be >= 0 (0 = greedy), got {temperature!r}")
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be an integer >= 1, got {max_new_tokens!r}")
+    temperature = check_temperature(temperature)
+    seed = check_seed(seed)
+    max_new_tokens = check_max_new_tokens(max_new_tokens)
     drafters, kk, lam = method_plan(family, method, k, lenience, drafter)
     ids = encode_prompt(family, prompt)
     target = family.target
@@ -305,7 +341,7 @@ def generate(family, prompt, method: str = "csd", k=None, lenience=None, tempera
     assert len(out) <= max_new_tokens and (eos not in out[:-1])
     stats = Stats(len(out), wall, {lm.name: lm.meter.calls for lm in lms},
                   {lm.name: lm.meter.time for lm in lms}, {lm.name: lm.n_params for lm in lms},
-                  ctx.acceptance, target=target.name)
+                  ctx.acceptance, target=target.name, previous_work_costs=dict(family.previous_work.costs))
     if any(isinstance(d, MaG) for d in drafters):
         stats.calls["mag"] = ctx.mag_calls
         stats.params["mag"] = 0

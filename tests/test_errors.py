@@ -34,9 +34,9 @@ def test_k_as_json_string_is_accepted():
 
 
 @pytest.mark.parametrize("kw,msg", [
-    (dict(lenience=0.5), "lenience must be a number >= 1"),
+    (dict(lenience=0.5), "lenience must be a finite number >= 1"),
     (dict(lenience=float("nan")), "lenience"),
-    (dict(temperature=-0.1), "temperature must be >= 0"),
+    (dict(temperature=-0.1), "temperature must be a finite number >= 0"),
     (dict(max_new_tokens=0), "max_new_tokens must be an integer >= 1"),
     (dict(method="beam"), "unknown method 'beam'"),
     (dict(method="sd", drafter="huge"), "unknown drafter"),
@@ -73,7 +73,7 @@ def cli(*args):
 
 
 @pytest.mark.parametrize("args,msg", [
-    (["generate", "--family", "nope", "--prompt", "x"], "unknown family"),
+    (["generate", "--family", "nope", "--prompt", "x"], "invalid choice: 'nope'"),
     (["generate", "--family", "tiny-t5", "--method", "csd", "--k", "[[1,2]]", "--prompt", "x"], "K"),
     (["generate", "--family", "tiny-t5", "--lenience", "0.2", "--prompt", "x"], "lenience"),
     (["generate", "--family", "tiny-t5", "--prompt", ""], "empty"),
