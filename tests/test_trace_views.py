@@ -72,7 +72,7 @@ def test_trace_views_of_ar_and_special_tokens(fam):
     g = generate(fam, PROMPT, "ar", max_new_tokens=8)
     fig = viz.trace_figure(g, fam.tokenizer)
     assert len(fig.layout.sliders[0].steps) == 1 + len(g.token_ids)
-    assert viz._esc("</s>") == "&lt;/s&gt;"  # plotly would swallow a raw tag
+    assert viz.trace._esc("</s>") == "&lt;/s&gt;"  # plotly would swallow a raw tag
 
 
 def test_stats_html_identity_row(fam, csd):

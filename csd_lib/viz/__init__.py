@@ -1,0 +1,26 @@
+"""Figures and trace views, by subject. One palette for the cascade levels (``palette``).
+
+Submodules: ``palette`` (level colours), ``trace`` (trace views, notebooks 00/03),
+``acceptance`` (acceptance and calls, 01/03), ``mag`` (Max-Gram, 02), ``cascade``
+(coverage and grids, 04), ``ewif`` (theory, 05), ``bench`` (benchmarks, 00/05/06),
+``lossless`` (sampling, 07), ``notebook`` (setup). Every public name is re-exported here.
+"""
+from .acceptance import (acceptance_figure, calls_figure, merged_acceptance, pair_acceptance_figure,
+                         total_calls)
+from .bench import bench_figure, parity_figure
+from .cascade import coverage_figure, coverage_from_events, grid_heatmap, planned_coverage, planned_coverage_figure
+from .ewif import cor44_figure, ewif_k_figure, lines_figure, table1_figure
+from .lossless import sampling_figure
+from .mag import mag_hits_figure, mag_step_html, match_length_figure
+from .notebook import setup_notebook
+from .palette import LEVEL_COLORS, LEVEL_ORDER, level_color, model_color, proposer_color
+from .trace import (save_trace_html, stats_html, token_origins, token_pieces, trace_figure, trace_html,
+                    trace_text)
+
+__all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "acceptance_figure", "bench_figure", "calls_figure", "cor44_figure",
+           "coverage_figure", "coverage_from_events", "ewif_k_figure", "grid_heatmap", "level_color",
+           "lines_figure", "mag_hits_figure", "mag_step_html", "match_length_figure", "merged_acceptance",
+           "model_color", "pair_acceptance_figure", "parity_figure", "planned_coverage",
+           "planned_coverage_figure", "proposer_color", "sampling_figure", "save_trace_html", "setup_notebook",
+           "stats_html", "table1_figure", "token_origins", "token_pieces", "total_calls", "trace_figure",
+           "trace_html", "trace_text"]

@@ -1,0 +1,302 @@
+"""Trace views of one generation (notebooks 00 and 03): token boxes, review replay, HTML, stats.
+
+A token's colour is the level that proposed it (LEVEL_COLORS). The replay of the target's
+reviews adds two marks: a struck, faded box for a drafted token the target rejected, and a
+thick black border for the token the target appended (correction or bonus)."""
+from __future__ import annotations
+
+from ..trace import TARGET_BONUS, TARGET_CORRECTION, Generation
+from .palette import _ANSI, LEVEL_ORDER, _text_color, level_color
+
+
+def token_pieces(g: Generation, tokenizer) -> list[str]:
+    """The text of every output token, so that their concatenation is the decoded text."""
+    pieces, prev = [], ""
+    for i in range(len(g.token_ids)):
+        cur = tokenizer.decode(g.token_ids[:i + 1], skip_special_tokens=True)
+        pieces.append(cur[len(prev):] if cur.startswith(prev) else tokenizer.decode([g.token_ids[i]]))
+        prev = cur
+    return pieces
+
+
+def trace_text(g: Generation, tokenizer, color: bool = True) -> str:
+    """The output with every token coloured (ANSI) by the level that proposed it, plus a legend."""
+    pieces = token_pieces(g, tokenizer)
+    if color:
+        body = "".join(f"\x1b[{_ANSI.get(p, '47;30')}m{t}\x1b[0m" for t, p in zip(pieces, g.provenance))
+        legend = "  ".join(f"\x1b[{_ANSI[k]}m {k} \x1b[0m" for k in LEVEL_ORDER)
+    else:
+        body = "".join(f"[{t}|{p}]" for t, p in zip(pieces, g.provenance))
+        legend = ", ".join(LEVEL_ORDER)
+    return f"{body}\nlegend: {legend}"
+
+
+def _pieces(tokenizer, ids: list[int]) -> list[str]:
+    """Text of each token of ``ids`` decoded in context (concatenation = decoded text)."""
+    pieces, prev = [], ""
+    for i in range(len(ids)):
+        cur = tokenizer.decode(ids[:i + 1], skip_special_tokens=True)
+        pieces.append(cur[len(prev):] if cur.startswith(prev) else tokenizer.decode([ids[i]]))
+        prev = cur
+    return pieces
+
+
+def _label(tokenizer, tok: int, piece: str) -> str:
+    """A visible label for a token box: special tokens by name, newlines as a symbol."""
+    if piece == "":
+        try:
+            piece = tokenizer.convert_ids_to_tokens(int(tok))
+        except (AttributeError, TypeError, ValueError):
+            piece = f"<{tok}>"
+        piece = str(piece)
+    return piece.replace("\n", "\u23ce")
+
+
+def _esc(text: str) -> str:
+    """Escape a token for plotly's HTML-like text (``</s>`` would vanish as a tag)."""
+    import html
+    return html.escape(text, quote=False)
+
+
+def token_origins(g: Generation) -> list[dict]:
+    """For every output token: the target review that committed it and how.
+
+    Returns one dict per token with ``step`` (index among the target's reviews),
+    ``reviewer``, ``how`` ("accepted" draft or "appended" by the reviewer), ``prob`` (the
+    accept probability min(1, l p/q) of an accepted draft, else None) and ``replaced``
+    (for an appended correction: the accept probability of the draft token it replaced).
+    """
+    out: list[dict] = [{"step": None, "reviewer": None, "how": "?", "prob": None, "replaced": None}
+                       for _ in g.token_ids]
+    top = [e for e in g.events if e.depth == 0]
+    for s, e in enumerate(top):
+        for j in range(e.n_accepted):
+            if e.start + j < len(out):
+                out[e.start + j] = {"step": s, "reviewer": e.reviewer, "how": "accepted",
+                                    "prob": e.accept_prob[j], "replaced": None}
+        pos = e.start + e.n_accepted
+        if pos < len(out) and g.token_ids[pos] == e.next_token:
+            rep = e.accept_prob[e.n_accepted] if e.n_accepted < len(e.tokens) else None
+            out[pos] = {"step": s, "reviewer": e.reviewer, "how": "appended", "prob": None, "replaced": rep}
+    return out
+
+
+def _hover(i: int, label: str, level: str, o: dict) -> str:
+    txt = f"#{i} {_esc(repr(label))}<br>proposed by: {level}"
+    if o["step"] is not None:
+        txt += f"<br>review step {o['step']} by {o['reviewer']}"
+    if o["how"] == "accepted":
+        txt += f"<br>accepted, accept prob {o['prob']:.2f}"
+    elif o["how"] == "appended":
+        txt += "<br>appended by the reviewer"
+        if o["replaced"] is not None:
+            txt += f" (the draft here had accept prob {o['replaced']:.2f})"
+    return txt
+
+
+def _wrap(labels: list[str], width: float) -> tuple[list[float], list[float], list[int]]:
+    """Lay token boxes out like text: (x0, box width, row) per token, wrapping at ``width``."""
+    x0s, ws, rows = [], [], []
+    x, row = 0.0, 0
+    for lab in labels:
+        w = max(len(lab), 1) * 1.0 + 0.8
+        if x > 0 and x + w > width:
+            x, row = 0.0, row + 1
+        x0s.append(x)
+        ws.append(w)
+        rows.append(row)
+        x += w + 0.2
+        if lab.endswith("\u23ce"):
+            x, row = 0.0, row + 1
+    return x0s, ws, rows
+
+
+def _boxes(name, x0, w, rows, labels, colors, hover, visible=True, showlegend=False, opacity=1.0,
+           line_color=None, line_width=0.0, pattern=None, strike=False, legendgroup=None):
+    import plotly.graph_objects as go
+    text = [f"<s>{_esc(t)}</s>" if strike else _esc(t) for t in labels]
+    marker = dict(color=colors, line=dict(color=line_color or "rgba(0,0,0,0)", width=line_width))
+    if pattern:
+        marker["pattern"] = dict(shape=pattern, fgcolor="#555555", size=6, solidity=0.2)
+    return go.Bar(name=name, orientation="h", base=x0, x=w, y=rows, text=text, width=0.78,
+                  marker=marker, opacity=opacity, hovertext=hover, hoverinfo="text",
+                  textposition="inside", insidetextanchor="middle", constraintext="none",
+                  textangle=0, textfont=dict(color=[_text_color(c) for c in colors], family="monospace"),
+                  visible=visible, showlegend=showlegend, legendgroup=legendgroup, cliponaxis=False)
+
+
+def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60, title: str | None = None):
+    """The output as coloured token boxes, plus a slider that replays the target's reviews.
+
+    Slider position "all" shows the whole output coloured by the level that proposed each
+    token. Position s shows review s of the target: the tokens committed before it (solid),
+    the block drafted for it (accepted tokens outlined, rejected ones faded and struck),
+    and the token the target appended (thick black border). Plain plotly (no custom JS).
+
+    Args:
+        width: characters per row before wrapping.
+        max_steps: replay at most this many reviews (the first ones).
+    """
+    import plotly.graph_objects as go
+    ids = list(g.token_ids)
+    labels = [_label(tokenizer, t, p) for t, p in zip(ids, _pieces(tokenizer, ids))]
+    origins = token_origins(g)
+    fig = go.Figure()
+    # legend: one entry per level, always visible, drawing nothing
+    present = [lv for lv in LEVEL_ORDER if lv in set(g.provenance)] + \
+        sorted(set(g.provenance) - set(LEVEL_ORDER))
+    for lv in present:
+        fig.add_trace(go.Bar(name=lv, x=[None], y=[None], orientation="h", marker_color=level_color(lv),
+                             showlegend=True, hoverinfo="skip"))
+    fig.add_trace(go.Bar(name="rejected draft (replay)", x=[None], y=[None], orientation="h", opacity=0.35,
+                         marker=dict(color="#7f7f7f", pattern=dict(shape="x")), hoverinfo="skip"))
+    fig.add_trace(go.Bar(name="appended by the target (replay)", x=[None], y=[None], orientation="h",
+                         marker=dict(color="#ffffff", line=dict(color="#000000", width=3)), hoverinfo="skip"))
+    n_legend = len(fig.data)
+    # view "all": the final output
+    x0, w, rows = _wrap(labels, width)
+    colors = [level_color(p) for p in g.provenance]
+    hover = [_hover(i, lab, p, o) for i, (lab, p, o) in enumerate(zip(labels, g.provenance, origins))]
+    fig.add_trace(_boxes("output", x0, w, rows, labels, colors, hover))
+    n_rows_max = (max(rows) + 1) if rows else 1
+    groups = [[n_legend]]  # trace indices shown at each slider position
+    titles = [title or f"{g.method}: {len(ids)} tokens, {g.stats.calls.get(g.stats.target, 0)} target calls "
+              f"({g.stats.tokens_per_target_call:.2f} tokens/call)"]
+    top = [e for e in g.events if e.depth == 0]
+    shown = top[:max_steps]
+    for s, e in enumerate(shown):
+        committed = ids[:e.start]
+        seq = committed + list(e.tokens)
+        appended = e.start + e.n_accepted < len(ids) and ids[e.start + e.n_accepted] == e.next_token
+        if appended:
+            seq = seq + [e.next_token]
+        labs = [_label(tokenizer, t, p) for t, p in zip(seq, _pieces(tokenizer, seq))]
+        if appended and len(e.tokens) > e.n_accepted:
+            # the appended token sits after the rejected ones; decode it in its true context
+            labs[-1] = _label(tokenizer, e.next_token,
+                              _pieces(tokenizer, committed + list(e.tokens[:e.n_accepted]) + [e.next_token])[-1])
+        sx0, sw, srows = _wrap(labs, width)
+        n_rows_max = max(n_rows_max, (max(srows) + 1) if srows else 1)
+        c, m = len(committed), len(e.tokens)
+        idx = []
+
+        def sl(a, b):
+            return sx0[a:b], sw[a:b], srows[a:b], labs[a:b]
+
+        if c:
+            prov = g.provenance[:c]
+            hv = [_hover(i, labs[i], prov[i], origins[i]) for i in range(c)]
+            fig.add_trace(_boxes(f"step {s}: committed", *sl(0, c), [level_color(p) for p in prov], hv,
+                                 visible=False))
+            idx.append(len(fig.data) - 1)
+        a = e.n_accepted
+        if a:
+            prov = e.provenance[:a]
+            hv = [f"drafted by {prov[j]}<br>accepted by {e.reviewer}, accept prob {e.accept_prob[j]:.2f}"
+                  for j in range(a)]
+            fig.add_trace(_boxes(f"step {s}: accepted", *sl(c, c + a), [level_color(p) for p in prov], hv,
+                                 visible=False, line_color="#222222", line_width=1.5))
+            idx.append(len(fig.data) - 1)
+        if m > a:
+            prov = e.provenance[a:]
+            hv = [f"drafted by {prov[j - a]}<br>rejected by {e.reviewer}" +
+                  (f", accept prob {e.accept_prob[j]:.2f}" if j == a else " (after the first rejection)")
+                  for j in range(a, m)]
+            fig.add_trace(_boxes(f"step {s}: rejected", *sl(c + a, c + m), [level_color(p) for p in prov], hv,
+                                 visible=False, opacity=0.35, pattern="x", strike=True))
+            idx.append(len(fig.data) - 1)
+        if appended:
+            lv = TARGET_BONUS if e.bonus else TARGET_CORRECTION
+            fig.add_trace(_boxes(f"step {s}: appended", *sl(c + m, c + m + 1), [level_color(lv)],
+                                 [f"appended by {e.reviewer} ({'bonus' if e.bonus else 'correction'})"],
+                                 visible=False, line_color="#000000", line_width=3.5))
+            idx.append(len(fig.data) - 1)
+        groups.append(idx)
+        kind = "bonus" if e.bonus else "correction"
+        titles.append(f"review {s + 1}/{len(top)} by {e.reviewer}: {m} drafted, {a} accepted"
+                      + (f", +1 {kind}" if appended else ""))
+    n = len(fig.data)
+    steps = []
+    for pos, (grp, ttl) in enumerate(zip(groups, titles)):
+        vis = [True] * n_legend + [False] * (n - n_legend)
+        for i in grp:
+            vis[i] = True
+        steps.append(dict(method="update", label="all" if pos == 0 else str(pos),
+                          args=[{"visible": vis}, {"title.text": ttl}]))
+    more = f" (first {len(shown)} of {len(top)})" if len(shown) < len(top) else ""
+    fig.update_layout(
+        title=dict(text=titles[0], font=dict(size=14)), barmode="overlay", template="plotly_white",
+        height=140 + 30 * n_rows_max, margin=dict(l=10, r=10, t=50, b=10),
+        xaxis=dict(visible=False, range=[-0.5, width + 1]),
+        yaxis=dict(visible=False, range=[n_rows_max - 0.5, -0.5]),
+        legend=dict(orientation="h", y=1.0, yanchor="bottom", x=1.0, xanchor="right"),
+        uniformtext=dict(minsize=8, mode="show"),
+        sliders=[dict(active=0, steps=steps, pad=dict(t=10), x=0, len=1.0,
+                      currentvalue=dict(prefix=f"target review{more}: "))])
+    return fig
+
+
+def trace_html(g: Generation, tokenizer, title: str | None = None) -> str:
+    """The output as coloured ``<span class="csd-tok">`` tokens with hover titles and a legend."""
+    import html
+    ids = list(g.token_ids)
+    pieces = _pieces(tokenizer, ids)
+    origins = token_origins(g)
+    spans = []
+    for i, (t, p, lv, o) in enumerate(zip(ids, pieces, g.provenance, origins)):
+        text = p if p else _label(tokenizer, t, p)
+        tip = html.unescape(_hover(i, text, lv, o).replace("<br>", "\n"))
+        col = level_color(lv)
+        spans.append(f'<span class="csd-tok" data-level="{html.escape(lv)}" data-step="{o["step"]}" '
+                     f'title="{html.escape(tip)}" style="background-color:{col};color:{_text_color(col)};'
+                     f'border-radius:3px;padding:1px 0;margin:0 1px">{html.escape(text)}</span>')
+    present = [lv for lv in LEVEL_ORDER if lv in set(g.provenance)] + sorted(set(g.provenance) - set(LEVEL_ORDER))
+    legend = " ".join(f'<span class="csd-legend-item" data-level="{html.escape(lv)}" style="background-color:'
+                      f'{level_color(lv)};color:{_text_color(level_color(lv))};border-radius:3px;padding:1px 6px">'
+                      f'{html.escape(lv)}</span>' for lv in present)
+    head = html.escape(title) if title else (
+        f"{html.escape(g.method)}: {len(ids)} tokens, {g.stats.calls.get(g.stats.target, 0)} target calls "
+        f"({g.stats.tokens_per_target_call:.2f} tokens per target call)")
+    return (f'<div class="csd-trace" data-method="{html.escape(g.method)}" data-n-tokens="{len(ids)}" '
+            f'style="font-family:sans-serif">'
+            f'<div class="csd-trace-title" style="font-size:0.9em;color:#444;margin-bottom:4px">{head}</div>'
+            f'<div class="csd-trace-tokens" style="font-family:monospace;white-space:pre-wrap;line-height:1.9;'
+            f'color:#000">{"".join(spans)}</div>'
+            f'<div class="csd-legend" style="margin-top:6px;font-size:0.85em">{legend}</div></div>')
+
+
+def save_trace_html(g: Generation, tokenizer, path, title: str | None = None) -> None:
+    """Write ``trace_html`` as a standalone HTML page (atomic: temp file, then rename)."""
+    import html
+    import os
+    from pathlib import Path
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page = (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title or "CS Drafting trace")}'
+            f'</title></head><body style="max-width:60em;margin:1em auto">\n'
+            f'<div id="csd-trace">{trace_html(g, tokenizer, title)}</div>\n</body></html>\n')
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(page, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def stats_html(g: Generation, ar: Generation | None = None) -> str:
+    """A small HTML table of one generation's stats (class ``csd-stats-table``)."""
+    import html
+    st = g.stats
+    rows = [("tokens", st.n_tokens), ("tokens per target call", f"{st.tokens_per_target_call:.2f}"),
+            ("forward calls", ", ".join(f"{k} {v}" for k, v in st.calls.items())),
+            ("wall time", f"{st.wall_time * 1000:.0f} ms"),
+            ("SWI, model size", f"{st.swi_model_size:.2f}x"),
+            ("SWI, previous work", f"{st.swi_previous_work:.2f}x")]
+    if ar is not None:
+        if g.config.get("temperature", 0.0) == 0.0:
+            same = g.token_ids == ar.token_ids
+            rows.append(("identical to AR (greedy)", "yes" if same else "NO"))
+            rows.append(("walltime speedup over AR", f"{ar.stats.wall_time / st.wall_time:.2f}x"
+                         if st.wall_time > 0 else "-"))
+        else:
+            rows.append(("identical to AR", "n/a (sampling: same distribution, not same tokens)"))
+    body = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(str(k))}</th>"
+                   f"<td>{html.escape(str(v))}</td></tr>" for k, v in rows)
+    return f'<table class="csd-stats-table" style="font-size:0.9em">{body}</table>'
