@@ -18,6 +18,9 @@ DATA_DIR = os.environ.get("CSD_DATA_DIR") or None
 FAST = os.environ.get("CSD_FAST", "0") not in ("", "0", "false", "False")
 IN_CI = os.environ.get("CI", "") not in ("", "0", "false")
 CACHE_DIR = os.environ.get("CSD_CACHE_DIR") or None
+XDG_CACHE_HOME = os.environ.get("XDG_CACHE_HOME") or None
+# Slow test sweeps (e.g. every exactness configuration in tests/test_sampling_exact.py).
+FULL_SWEEP = os.environ.get("CSD_FULL_SWEEP", "0") not in ("", "0", "false", "False")
 # Plotly renderer for notebooks, e.g. "notebook" to inline plotly.js for static HTML exports
 # (scripts/browser_check.py); None keeps plotly's default (JupyterLab, Colab).
 PLOTLY_RENDERER = os.environ.get("CSD_PLOTLY_RENDERER") or None
@@ -26,8 +29,13 @@ HF_OFFLINE = os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false") or 
 
 
 def cache_dir() -> Path:
-    """Where derived artefacts (bigram tables of real families) are cached."""
-    return Path(CACHE_DIR) if CACHE_DIR else Path.home() / ".cache" / "csd-workbook"
+    """Where derived artefacts (bigram tables of real families) are cached.
+
+    CSD_CACHE_DIR, else $XDG_CACHE_HOME/csd-workbook, else ~/.cache/csd-workbook.
+    """
+    if CACHE_DIR:
+        return Path(CACHE_DIR)
+    return (Path(XDG_CACHE_HOME) if XDG_CACHE_HOME else Path.home() / ".cache") / "csd-workbook"
 
 
 def data_dir() -> Path | None:
