@@ -65,18 +65,28 @@ def environment() -> dict:
 
 
 def read_records(path: Path) -> list[dict]:
-    """Complete JSON lines of a results file; a torn last line (crash mid-write) is dropped."""
+    """Complete JSON lines of a results file; a torn last line (crash mid-write) is dropped.
+
+    Any other line that is not a record is a ValueError naming the file, the line and the fix.
+    """
+    path = Path(path)
     if not path.exists():
         return []
+    fix = "delete that line to re-run its example, or pass a new --out"
+    data = path.read_bytes()
     out = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.endswith("\n"):
-                break  # torn write
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                break
+    for i, raw in enumerate(data.splitlines(keepends=True), 1):
+        if not raw.endswith(b"\n"):
+            break  # torn write
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise ValueError(f"{path}:{i} is not UTF-8 text; {fix}") from None
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}:{i} is not a JSON record ({e.msg}); {fix}") from None
+        if not isinstance(rec, dict) or "example" not in rec or "method" not in rec:
+            raise ValueError(f"{path}:{i} is not a results record (no 'example' and 'method'); {fix}")
+        out.append(rec)
     return out
 
 
@@ -222,24 +232,6 @@ def format_table(summary: dict) -> str:
 
 
 # -- CLI -------------------------------------------------------------------------------
-
-def add_arguments(ap) -> None:
-    from . import config
-    ap.add_argument("--family", default=config.FAMILY)
-    ap.add_argument("--task", default="synth-gsm8k")
-    ap.add_argument("--split", default="test")
-    ap.add_argument("--n", type=int, default=50)
-    ap.add_argument("--methods", default="ar,sd,mag,staged,csd,hf-assisted,hf-pld")
-    ap.add_argument("--k", default=None, help="K matrix for csd as JSON")
-    ap.add_argument("--lenience", type=float, default=None)
-    ap.add_argument("--max-new-tokens", type=int, default=128)
-    ap.add_argument("--out", required=True, help="results JSONL (resumed if it exists)")
-    ap.add_argument("--summary-json", default=None)
-    ap.add_argument("--plot", default=None, help="write a bar chart as standalone HTML")
-    ap.add_argument("--device", default=None)
-    ap.add_argument("--dtype", default=None)
-    ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
-
 
 def main(args) -> None:
     from .families import load_family
