@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .cascade import generate
+from .cascade import check_lenience, check_max_new_tokens, generate
 from .ewif import predict_speedup
 
 
@@ -142,10 +142,23 @@ def calibration_prompts(task_or_prompts, n: int = 6) -> list[str]:
     return list(task_or_prompts)
 
 
+def _check_args(max_new_tokens, n, candidates=None, **counts) -> None:
+    """Refuse bad tuner arguments before any generation runs."""
+    check_max_new_tokens(max_new_tokens)
+    for name, v in {"n": n, **counts}.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    for c in candidates or ():
+        if not isinstance(c, (list, tuple)) or len(c) != 2:
+            raise ValueError(f"each candidate must be a (K, lenience) pair, got {c!r}")
+        check_lenience(c[1])
+
+
 def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens: int = 96,
          n_sim: int = 3000, probe_k=None, n: int = 6, progress: bool = True) -> TuneResult:
     """Predict-then-measure search for the fastest (K, lenience) on a calibration slice."""
     from tqdm.auto import tqdm
+    _check_args(max_new_tokens, n, candidates, budget=budget, n_sim=n_sim)
     prompts = calibration_prompts(task_or_prompts, n)
     candidates = candidates or candidate_grid(len(fam.drafters))
     leniences = sorted({lam for _, lam in candidates})
@@ -180,6 +193,7 @@ def grid_search(fam, task_or_prompts, candidates, max_new_tokens: int = 96, n: i
                 progress: bool = True) -> TuneResult:
     """Measure every candidate (the brute-force reference for :func:`tune`)."""
     from tqdm.auto import tqdm
+    _check_args(max_new_tokens, n, candidates)
     prompts = calibration_prompts(task_or_prompts, n)
     for p in prompts[:1]:
         generate(fam, p, "csd", max_new_tokens=max_new_tokens)
@@ -206,6 +220,7 @@ def _interleaved(fam, prompts: list[str], variants: list[dict], max_new_tokens: 
 
 def remeasure(fam, task_or_prompts, configs, max_new_tokens: int = 96, n: int = 6, reps: int = 2) -> list[float]:
     """Walltime speedups of several (K, lenience) configs in one run, interleaved with AR per prompt."""
+    _check_args(max_new_tokens, n, configs, reps=reps)
     variants = [{"method": "csd", "k": k, "lenience": lam} for k, lam in configs]
     return _interleaved(fam, calibration_prompts(task_or_prompts, n), variants, max_new_tokens, reps)
 
@@ -213,5 +228,6 @@ def remeasure(fam, task_or_prompts, configs, max_new_tokens: int = 96, n: int = 
 def sd_sweep(fam, task_or_prompts, ks=(3, 5, 8, 12, 16), max_new_tokens: int = 96, n: int = 6,
              reps: int = 2) -> dict[int, float]:
     """Walltime speedup of plain SD for several draft lengths, interleaved with AR per prompt."""
+    _check_args(max_new_tokens, n, reps=reps)
     variants = [{"method": "sd", "k": k} for k in ks]
     return dict(zip(ks, _interleaved(fam, calibration_prompts(task_or_prompts, n), variants, max_new_tokens, reps)))
