@@ -13,14 +13,15 @@ from .ewif import cor44_figure, ewif_k_figure, lines_figure, table1_figure
 from .lossless import sampling_figure
 from .mag import mag_hits_figure, mag_step_html, match_length_figure
 from .notebook import setup_notebook
-from .palette import LEVEL_COLORS, LEVEL_ORDER, level_color, model_color, proposer_color
+from .palette import (LEVEL_COLORS, LEVEL_ORDER, LEVEL_UNDERLINE, OKABE_ITO, level_color, level_css, model_color,
+                      proposer_color, relative_luminance, text_color)
 from .trace import (save_trace_html, stats_html, token_origins, token_pieces, trace_figure, trace_html,
                     trace_text)
 
-__all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "acceptance_figure", "bench_figure", "calls_figure", "cor44_figure",
-           "coverage_figure", "coverage_from_events", "ewif_k_figure", "grid_heatmap", "level_color",
+__all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "LEVEL_UNDERLINE", "OKABE_ITO", "acceptance_figure", "bench_figure", "calls_figure", "cor44_figure",
+           "coverage_figure", "coverage_from_events", "ewif_k_figure", "grid_heatmap", "level_color", "level_css",
            "lines_figure", "mag_hits_figure", "mag_step_html", "match_length_figure", "merged_acceptance",
            "model_color", "pair_acceptance_figure", "parity_figure", "planned_coverage",
-           "planned_coverage_figure", "proposer_color", "sampling_figure", "save_trace_html", "setup_notebook",
-           "stats_html", "table1_figure", "token_origins", "token_pieces", "total_calls", "trace_figure",
+           "planned_coverage_figure", "proposer_color", "relative_luminance", "sampling_figure", "save_trace_html", "setup_notebook",
+           "stats_html", "table1_figure", "text_color", "token_origins", "token_pieces", "total_calls", "trace_figure",
            "trace_html", "trace_text"]

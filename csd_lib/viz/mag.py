@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..mag import MATCH
-from .palette import LEVEL_COLORS, _text_color, level_color
+from .palette import LEVEL_COLORS, level_css
 from .trace import _label, _pieces
 
 
@@ -46,7 +46,7 @@ def match_length_figure(lengths: dict, title: str = "length of the longest suffi
 def mag_step_html(tokenizer, prompt_ids: list[int], gen_ids: list[int], mag, truth: list[int] | None = None) -> str:
     """One MaG call as HTML: the matched suffix, where it occurred, and what MaG proposes.
 
-    Yellow: the longest suffix of the sequence and its earlier occurrence; underlined: the
+    Lavender: the longest suffix of the sequence and its earlier occurrence; underlined: the
     tokens that followed that occurrence (what MaG copies). The proposal is coloured by
     source (mag-match / mag-bigram) and, with ``truth``, checked token by token.
     """
@@ -67,7 +67,7 @@ def mag_step_html(tokenizer, prompt_ids: list[int], gen_ids: list[int], mag, tru
             k = offset + i
             style = ""
             if k in src or k in suffix:
-                style += "background-color:#ffe066;"
+                style += "background-color:#d9d2e9;"
             if k in copied:
                 style += f"text-decoration:underline 3px {LEVEL_COLORS[MATCH]};"
             cls = "csd-mag-src" if k in src else ("csd-mag-suffix" if k in suffix else "")
@@ -82,9 +82,8 @@ def mag_step_html(tokenizer, prompt_ids: list[int], gen_ids: list[int], mag, tru
         if truth is not None:
             ok = j < len(truth) and all(prop.tokens[i] == truth[i] for i in range(j + 1))
             mark = " \u2713" if ok else " \u2717"
-        col = level_color(lv)
-        props.append(f'<span class="csd-tok" data-level="{lv}" title="{lv}" style="background-color:{col};'
-                     f'color:{_text_color(col)};border-radius:3px;padding:1px 3px;margin:0 1px">'
+        props.append(f'<span class="csd-tok" data-level="{lv}" title="{lv}" style="{level_css(lv)}'
+                     f'border-radius:3px;padding:1px 3px;margin:0 1px">'
                      f'{html.escape(piece)}{mark}</span>')
     where = ("no earlier occurrence of the last token: bigram fill only" if not length else
              f"longest suffix match: {length} token{'s' if length > 1 else ''}, found in the "

@@ -1,30 +1,61 @@
-"""Level colours, shared by every figure and trace view (one palette, one place)."""
+"""The one palette for cascade levels, shared by every figure and trace view.
+
+Colours come from the Okabe-Ito set (Okabe and Ito, "Color Universal Design", 2008), which
+stays distinguishable under the common colour-vision deficiencies. They are assigned so
+that levels next to each other in ``LEVEL_ORDER`` also differ in CIE L* lightness by at
+least 15, so a greyscale print still separates them (tests/test_palette.py measures it).
+The HTML trace adds one underline style per level (``LEVEL_UNDERLINE``), which reads
+without any colour at all.
+"""
 from __future__ import annotations
 
 from ..mag import BIGRAM, MATCH
 from ..trace import TARGET_BONUS, TARGET_CORRECTION
 
+# Okabe-Ito colours by their names in that set.
+OKABE_ITO = {"black": "#000000", "orange": "#e69f00", "sky blue": "#56b4e9", "bluish green": "#009e73",
+             "yellow": "#f0e442", "blue": "#0072b2", "vermillion": "#d55e00", "reddish purple": "#cc79a7"}
 
+# Who proposed a token, from the bottom of the cascade to the top. Drafter roles of every
+# family map onto these names.
+LEVEL_ORDER = [MATCH, BIGRAM, "small", "base", TARGET_CORRECTION, TARGET_BONUS]
 LEVEL_COLORS = {
-    MATCH: "#2ca02c",            # MaG, copied from a match
-    BIGRAM: "#98df8a",           # MaG, bigram fill
-    "small": "#17becf",
-    "base": "#1f77b4",
-    TARGET_CORRECTION: "#d62728",
-    TARGET_BONUS: "#ff7f0e",
+    MATCH: OKABE_ITO["bluish green"],      # MaG, copied from a match       (L* 58)
+    BIGRAM: OKABE_ITO["yellow"],           # MaG, bigram fill               (L* 89)
+    "small": OKABE_ITO["sky blue"],        # the smaller neural drafter     (L* 70)
+    "base": OKABE_ITO["blue"],             # the larger neural drafter      (L* 46)
+    TARGET_CORRECTION: OKABE_ITO["orange"],  # the target replaced a draft  (L* 71)
+    TARGET_BONUS: OKABE_ITO["vermillion"],   # the target's bonus token     (L* 54)
+}
+UNKNOWN_COLOR = "#7f7f7f"  # a drafter name outside LEVEL_ORDER
+
+# CSS text-decoration per level: the trace stays readable without colour.
+LEVEL_UNDERLINE = {
+    MATCH: "underline solid",
+    BIGRAM: "underline dotted",
+    "small": "underline dashed",
+    "base": "underline double",
+    TARGET_CORRECTION: "underline wavy",
+    TARGET_BONUS: "overline solid",
 }
 
-
-LEVEL_ORDER = [MATCH, BIGRAM, "small", "base", TARGET_CORRECTION, TARGET_BONUS]
-
-
-_ANSI = {MATCH: "42;30", BIGRAM: "102;30", "small": "46;30", "base": "44;97",
-         TARGET_CORRECTION: "41;97", TARGET_BONUS: "43;30"}
+# 256-colour terminal backgrounds nearest to LEVEL_COLORS (foreground chosen like text_color).
+_ANSI = {MATCH: "48;5;36;38;5;16", BIGRAM: "48;5;227;38;5;16", "small": "48;5;74;38;5;16",
+         "base": "48;5;25;38;5;231", TARGET_CORRECTION: "48;5;214;38;5;16", TARGET_BONUS: "48;5;166;38;5;16"}
 
 
 def level_color(name: str) -> str:
     """The colour of a provenance label (unknown drafters get grey)."""
-    return LEVEL_COLORS.get(name, "#7f7f7f")
+    return LEVEL_COLORS.get(name, UNKNOWN_COLOR)
+
+
+def level_css(name: str) -> str:
+    """Inline CSS for a token of level ``name``: background, readable text colour, underline style."""
+    col = level_color(name)
+    deco = LEVEL_UNDERLINE.get(name)
+    line = (f"text-decoration:{deco} {text_color(col)};text-decoration-thickness:2px;"
+            f"text-underline-offset:3px;" if deco else "")
+    return f"background-color:{col};color:{text_color(col)};{line}"
 
 
 _PROPOSER_ALIAS = {"mag": MATCH, "target": TARGET_CORRECTION}
@@ -36,12 +67,19 @@ def proposer_color(name: str) -> str:
 
 
 def model_color(name: str) -> str:
-    """The colour of a model (cascade role) in bar charts: the target red, MaG green."""
+    """The colour of a model (cascade role) in bar charts: the target as its corrections, MaG as a match."""
     return proposer_color(name)
 
 
-def _text_color(hex_color: str) -> str:
-    """Black or white, whichever reads better on ``hex_color``."""
+def relative_luminance(hex_color: str) -> float:
+    """WCAG relative luminance Y of an sRGB colour ``#rrggbb`` (0 black .. 1 white)."""
     h = hex_color.lstrip("#")
-    r, g, b = (int(h[i:i + 2], 16) / 255 for i in (0, 2, 4))
-    return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 0.55 else "#ffffff"
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+           for c in (int(h[i:i + 2], 16) / 255 for i in (0, 2, 4))]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def text_color(hex_color: str) -> str:
+    """Black or white, whichever has the higher WCAG contrast ratio on ``hex_color``."""
+    y = relative_luminance(hex_color)
+    return "#000000" if (y + 0.05) / 0.05 >= 1.05 / (y + 0.05) else "#ffffff"

@@ -1,12 +1,13 @@
 """Trace views of one generation (notebooks 00 and 03): token boxes, review replay, HTML, stats.
 
-A token's colour is the level that proposed it (LEVEL_COLORS). The replay of the target's
+A token's colour is the level that proposed it (LEVEL_COLORS); in the HTML trace its
+underline style names the level too (LEVEL_UNDERLINE), for greyscale prints. The replay of the target's
 reviews adds two marks: a struck, faded box for a drafted token the target rejected, and a
 thick black border for the token the target appended (correction or bonus)."""
 from __future__ import annotations
 
 from ..trace import TARGET_BONUS, TARGET_CORRECTION, Generation
-from .palette import _ANSI, LEVEL_ORDER, _text_color, level_color
+from .palette import _ANSI, LEVEL_ORDER, LEVEL_UNDERLINE, level_color, level_css, text_color
 
 
 def token_pieces(g: Generation, tokenizer) -> list[str]:
@@ -121,7 +122,7 @@ def _boxes(name, x0, w, rows, labels, colors, hover, visible=True, showlegend=Fa
     return go.Bar(name=name, orientation="h", base=x0, x=w, y=rows, text=text, width=0.78,
                   marker=marker, opacity=opacity, hovertext=hover, hoverinfo="text",
                   textposition="inside", insidetextanchor="middle", constraintext="none",
-                  textangle=0, textfont=dict(color=[_text_color(c) for c in colors], family="monospace"),
+                  textangle=0, textfont=dict(color=[text_color(c) for c in colors], family="monospace"),
                   visible=visible, showlegend=showlegend, legendgroup=legendgroup, cliponaxis=False)
 
 
@@ -246,13 +247,12 @@ def trace_html(g: Generation, tokenizer, title: str | None = None) -> str:
     for i, (t, p, lv, o) in enumerate(zip(ids, pieces, g.provenance, origins)):
         text = p if p else _label(tokenizer, t, p)
         tip = html.unescape(_hover(i, text, lv, o).replace("<br>", "\n"))
-        col = level_color(lv)
         spans.append(f'<span class="csd-tok" data-level="{html.escape(lv)}" data-step="{o["step"]}" '
-                     f'title="{html.escape(tip)}" style="background-color:{col};color:{_text_color(col)};'
+                     f'title="{html.escape(tip)}" style="{level_css(lv)}'
                      f'border-radius:3px;padding:1px 0;margin:0 1px">{html.escape(text)}</span>')
     present = [lv for lv in LEVEL_ORDER if lv in set(g.provenance)] + sorted(set(g.provenance) - set(LEVEL_ORDER))
-    legend = " ".join(f'<span class="csd-legend-item" data-level="{html.escape(lv)}" style="background-color:'
-                      f'{level_color(lv)};color:{_text_color(level_color(lv))};border-radius:3px;padding:1px 6px">'
+    legend = " ".join(f'<span class="csd-legend-item" data-level="{html.escape(lv)}" style="{level_css(lv)}'
+                      f'border-radius:3px;padding:1px 6px" title="{LEVEL_UNDERLINE.get(lv, "no line")}">'
                       f'{html.escape(lv)}</span>' for lv in present)
     head = html.escape(title) if title else (
         f"{html.escape(g.method)}: {len(ids)} tokens, {g.stats.calls.get(g.stats.target, 0)} target calls "
