@@ -14,7 +14,9 @@ Conventions (state them when you compare with the paper):
 - position ``i`` only counts starts with at least ``i`` tokens left (``s + i <= len(y)``),
   so the tail of a generation never counts as a rejection;
 - the reviewer's output includes its final ``</s>`` when it stops before
-  ``max_new_tokens``.
+  ``max_new_tokens``;
+- prompts are tokenized as ``generate`` tokenizes them (``tasks.prompt_ids``: the family's
+  prompt style, then the tokenizer's special tokens).
 """
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+
+from .tasks import prompt_ids
 
 
 @dataclass
@@ -47,12 +51,16 @@ def _device(model):
 
 
 @torch.no_grad()
-def greedy_continuations(model, tokenizer, prompts: list[str], max_new_tokens: int = 128) -> list[Continuation]:
-    """The model's greedy output for each prompt, cut after its first ``</s>`` (kept)."""
+def greedy_continuations(model, tokenizer, prompts: list[str], max_new_tokens: int = 128,
+                         prompt_style: str = "plain") -> list[Continuation]:
+    """The model's greedy output for each prompt, cut after its first ``</s>`` (kept).
+
+    ``prompt_style`` is the family's (``Family.prompt_style``), e.g. "vicuna-v1.1".
+    """
     eos = model.config.eos_token_id if model.config.eos_token_id is not None else tokenizer.eos_token_id
     out = []
     for prompt in prompts:
-        ids = tokenizer(prompt, add_special_tokens=False, return_tensors="pt").input_ids.to(_device(model))
+        ids = torch.tensor([prompt_ids(tokenizer, prompt, prompt_style)], device=_device(model))  # (1, S)
         gen = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens,
                              min_new_tokens=1, do_sample=False, eos_token_id=eos,
                              pad_token_id=model.config.pad_token_id)
@@ -110,19 +118,20 @@ def curve_from_matches(match_lists: list[np.ndarray], max_pos: int = 30) -> dict
 
 def acceptance_curve(drafter_model, reviewer_model, tokenizer, prompts: list[str],
                      max_new_tokens: int = 128, max_pos: int = 30,
-                     continuations: list[Continuation] | None = None) -> dict:
+                     continuations: list[Continuation] | None = None, prompt_style: str = "plain") -> dict:
     """Per-position acceptance of ``drafter_model`` under greedy review by ``reviewer_model``.
 
     Args:
         prompts: prompt texts (ignored when ``continuations`` is given).
         continuations: the reviewer's greedy outputs, to reuse across drafters.
+        prompt_style: the family's prompt style (see ``greedy_continuations``).
     Returns:
         dict with ``unconditional`` (P(first i accepted)), ``conditional``
         (P(i accepted | first i-1 accepted)), ``counts`` (starts counted at position i),
         each a list for i = 1..max_pos, and ``alpha`` (geometric fit).
     """
     if continuations is None:
-        continuations = greedy_continuations(reviewer_model, tokenizer, prompts, max_new_tokens)
+        continuations = greedy_continuations(reviewer_model, tokenizer, prompts, max_new_tokens, prompt_style)
     matches = [teacher_forced_matches(drafter_model, c) for c in continuations if c.output_ids]
     curve = curve_from_matches(matches, max_pos)
     curve["alpha"] = fit_geometric(curve["unconditional"])
@@ -132,22 +141,23 @@ def acceptance_curve(drafter_model, reviewer_model, tokenizer, prompts: list[str
 
 
 def family_curves(models: list, tokenizer, prompts: list[str], names: list[str] | None = None,
-                  max_new_tokens: int = 128, max_pos: int = 30) -> dict[str, dict]:
+                  max_new_tokens: int = 128, max_pos: int = 30, prompt_style: str = "plain") -> dict[str, dict]:
     """Curves for every drafter vs the target and vs the next larger model.
 
     Args:
         models: target first, then drafters largest first.
         names: labels of the models (default m0, m1, ...).
+        prompt_style: the family's prompt style (see ``greedy_continuations``).
     Returns:
         ``{"drafter->reviewer": curve}``.
     """
     names = names or [f"m{i}" for i in range(len(models))]
-    conts = {0: greedy_continuations(models[0], tokenizer, prompts, max_new_tokens)}
+    conts = {0: greedy_continuations(models[0], tokenizer, prompts, max_new_tokens, prompt_style)}
     out = {}
     for d in range(1, len(models)):
         for r in sorted({0, d - 1}):
             if r not in conts:
-                conts[r] = greedy_continuations(models[r], tokenizer, prompts, max_new_tokens)
+                conts[r] = greedy_continuations(models[r], tokenizer, prompts, max_new_tokens, prompt_style)
             out[f"{names[d]}->{names[r]}"] = acceptance_curve(models[d], models[r], tokenizer, prompts,
                                                               max_pos=max_pos, continuations=conts[r])
     return out

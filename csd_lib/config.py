@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -16,6 +17,9 @@ FAMILY = os.environ.get("CSD_FAMILY", "tiny-t5")
 DATA_DIR = os.environ.get("CSD_DATA_DIR") or None
 # Fast mode: notebooks and benches shrink their workload (CI sets it).
 FAST = os.environ.get("CSD_FAST", "0") not in ("", "0", "false", "False")
+# Seed of the synthetic prompt set that notebooks and solutions draw (0: the bundled test split);
+# CI reruns the notebooks with another seed so that a claim holding by accident fails there.
+SEED = int(os.environ.get("CSD_SEED", "0") or 0)
 IN_CI = os.environ.get("CI", "") not in ("", "0", "false")
 CACHE_DIR = os.environ.get("CSD_CACHE_DIR") or None
 XDG_CACHE_HOME = os.environ.get("XDG_CACHE_HOME") or None
@@ -61,14 +65,148 @@ _DTYPES = {"fp32": torch.float32, "float32": torch.float32, "fp16": torch.float1
            "fp64": torch.float64, "float64": torch.float64}
 
 
-def pick_dtype(dtype: str | torch.dtype | None, device: torch.device, real: bool = False) -> torch.dtype:
-    """An explicit dtype, else bf16 for real checkpoints on a GPU, else fp32."""
-    if isinstance(dtype, torch.dtype):
+def parse_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:
+    """A torch dtype from a name such as 'bf16' or 'float32'; None stays None."""
+    if dtype is None or isinstance(dtype, torch.dtype):
         return dtype
-    if dtype is not None:
-        if dtype not in _DTYPES:
-            raise ValueError(f"unknown dtype {dtype!r}; use one of {sorted(_DTYPES)}")
-        return _DTYPES[dtype]
-    if real and device.type == "cuda":
-        return torch.bfloat16
-    return torch.float32
+    if dtype not in _DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}; use one of {sorted(_DTYPES)}")
+    return _DTYPES[dtype]
+
+
+# -- device and dtype policy ------------------------------------------------------------
+# A pure function of a device description (``policy``), so that it can be tested with fake
+# devices, plus ``describe_device``, the only part that asks torch about the hardware.
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What the policy needs to know about a device. Memory in bytes; None = unknown."""
+    type: str                                # "cpu", "cuda" or "mps"
+    name: str = ""
+    capability: tuple[int, int] | None = None  # CUDA compute capability, e.g. (7, 5) for a T4
+    total_mem: int | None = None
+    free_mem: int | None = None
+    index: int | None = None
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Where and in which dtype a family runs, and why (``notes``, one sentence each)."""
+    device: torch.device
+    dtype: torch.dtype
+    keep_fp32: tuple[str, ...] = ()          # module names that must stay fp32 (T5's "wo" in fp16)
+    notes: tuple[str, ...] = ()
+
+
+def describe_device(device: str | torch.device | None = None) -> DeviceInfo:
+    """Describe ``device``, or the best available one (cuda, mps, cpu) when None."""
+    dev = pick_device(device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {str(device)!r} was asked for but torch sees no CUDA GPU; "
+                         f"leave device unset (the policy picks one) or pass device='cpu'")
+    if dev.type != "cuda":
+        return DeviceInfo(dev.type, dev.type)
+    index = dev.index if dev.index is not None else torch.cuda.current_device()
+    free, total = torch.cuda.mem_get_info(index)
+    return DeviceInfo("cuda", torch.cuda.get_device_name(index), tuple(torch.cuda.get_device_capability(index)),
+                      total_mem=int(total), free_mem=int(free), index=index)
+
+
+BF16_CAPABILITY = (8, 0)   # Ampere and newer: native bf16
+FP16_CAPABILITY = (7, 0)   # Volta/Turing (V100 7.0, T4 7.5): fp16 tensor cores, no native bf16
+
+
+def policy(family_kind: str, arch: str, info: DeviceInfo, dtype: str | torch.dtype | None = None,
+           device: str | torch.device | None = None) -> Policy:
+    """Device and dtype for a family (see the README, "On Colab / on a GPU").
+
+    Args:
+        family_kind: "tiny" (the embedded families) or "real" (hub checkpoints).
+        arch: "t5" for T5-family encoder-decoders (fp16 keeps their ``wo`` layers in fp32),
+            anything else (e.g. "llama") for models without that need.
+        info: the device found (``describe_device``), or a fake one in tests.
+        dtype, device: explicit choices of the user; they win.
+    """
+    if family_kind not in ("tiny", "real"):
+        raise ValueError(f"family_kind must be 'tiny' or 'real', got {family_kind!r}")
+    notes = []
+    if device is not None:
+        dev = torch.device(device)
+        if dev.type != info.type:  # the user names another device than the one described
+            info = DeviceInfo(dev.type, dev.type)
+    elif family_kind == "tiny" and info.type != "cpu":
+        notes.append(f"tiny families run on the CPU even though {info.name or info.type} is present: "
+                     f"they are launch-bound on a GPU; pass device='{info.type}' to use it anyway")
+        dev, info = torch.device("cpu"), DeviceInfo("cpu", "cpu")
+    else:
+        dev = torch.device(info.type, info.index) if info.index is not None else torch.device(info.type)
+    dt = parse_dtype(dtype)
+    cap = info.capability
+    if dt is None:
+        if family_kind == "tiny" or info.type != "cuda":
+            dt = torch.float32
+        elif cap is not None and cap >= BF16_CAPABILITY:
+            dt = torch.bfloat16
+        elif cap is not None and cap >= FP16_CAPABILITY:
+            dt = torch.float16
+            notes.append(f"{info.name or 'this GPU'} (compute capability {cap[0]}.{cap[1]}) has no native "
+                         f"bf16, so the models run in fp16")
+        else:
+            dt = torch.float32
+            notes.append(f"{info.name or 'this GPU'} has neither native bf16 nor fp16 tensor cores "
+                         f"(compute capability {'unknown' if cap is None else f'{cap[0]}.{cap[1]}'}); fp32")
+    elif dt == torch.bfloat16 and info.type == "cuda" and (cap is None or cap < BF16_CAPABILITY):
+        notes.append(f"bf16 was asked for, but {info.name or 'this GPU'} has no native bf16: it is "
+                     f"emulated and slow; fp16 is the policy there")
+    keep = ("wo",) if dt == torch.float16 and arch == "t5" else ()
+    if keep:
+        notes.append("T5 in fp16: its 'wo' feed-forward output layers stay in fp32 (they overflow in fp16)")
+    return Policy(dev, dt, keep, tuple(notes))
+
+
+def param_bytes(n_params: int, n_fp32_params: int, dtype: torch.dtype) -> int:
+    """Bytes of weights: ``n_fp32_params`` of them kept in fp32, the rest in ``dtype``."""
+    size = torch.tensor([], dtype=dtype).element_size()
+    return (n_params - n_fp32_params) * size + n_fp32_params * 4
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """How a family's models are placed: all on the device, or the target split by accelerate."""
+    fits: bool                        # False: the target alone is larger than the whole GPU
+    target_device_map: str | None     # "auto" when accelerate must spread the target
+    max_memory: dict | None           # accelerate's budget for the target, bytes per device
+    need: int                         # bytes of all weights, with headroom
+    free: int | None                  # free bytes on the device (None: not measured)
+    message: str = ""
+
+
+HEADROOM = 1.2  # weights x 1.2: activations, KV caches and the CUDA context
+
+
+def plan_memory(sizes: list[int], info: DeviceInfo, headroom: float = HEADROOM) -> MemoryPlan:
+    """Place a family whose weights take ``sizes`` bytes (target first, then drafters).
+
+    Everything goes on the device when the total (times ``headroom``) fits its free memory.
+    Otherwise the drafters stay on the GPU and accelerate spreads the target over what is
+    left and the CPU (``device_map="auto"``). A target larger than the GPU's total memory
+    does not fit at all (``fits=False``): offloading it would make every call stream its
+    weights, which no speedup can pay back.
+    """
+    need = int(sum(sizes) * headroom)
+    if info.type != "cuda" or info.free_mem is None:
+        return MemoryPlan(True, None, None, need, info.free_mem)
+    gb = lambda b: f"{b / 2**30:.1f} GiB"  # noqa: E731
+    if need <= info.free_mem:
+        return MemoryPlan(True, None, None, need, info.free_mem)
+    target, drafters = sizes[0], sum(sizes[1:])
+    gpu = int(info.free_mem - drafters * headroom - target * (headroom - 1))  # left for target weights
+    if target > (info.total_mem or info.free_mem) or gpu <= 0:
+        return MemoryPlan(False, None, None, need, info.free_mem,
+                          f"its weights take {gb(sum(sizes))} (the target {gb(target)}), more than "
+                          f"{info.name or 'this GPU'} can hold ({gb(info.free_mem)} free of "
+                          f"{gb(info.total_mem or info.free_mem)})")
+    return MemoryPlan(True, "auto", {info.index or 0: gpu, "cpu": int(2 * target)}, need, info.free_mem,
+                      f"the family needs {gb(need)} but {gb(info.free_mem)} is free on "
+                      f"{info.name or 'this GPU'}: the drafters stay on it and accelerate spreads the "
+                      f"target over the GPU ({gb(gpu)}) and the CPU, which is slower")

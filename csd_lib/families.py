@@ -1,7 +1,9 @@
 """Model families: a target, neural drafters (largest first) and MaG, with default K and lenience."""
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,12 +12,19 @@ import torch
 
 from . import config
 from .mag import MaG, build_bigram, load_bigram
-from .models import LM, check_vocab, load_lm
+from .models import LM, check_vocab, count_params, load_lm, model_arch
+from .tasks import bigram_corpus, format_prompt
+from .trace import CostTable, previous_work_costs
 
 
 @dataclass
 class Family:
-    """Everything a generation needs. ``drafters`` are neural, largest first."""
+    """Everything a generation needs. ``drafters`` are neural, largest first.
+
+    ``prompt_style`` is how prompts are worded and wrapped before tokenizing
+    (``tasks.format_prompt``); ``policy`` the device and dtype chosen at load time;
+    ``previous_work`` the per-call costs of the "previous work" SWI metric, with their source.
+    """
     name: str
     tokenizer: object
     target: LM
@@ -26,6 +35,9 @@ class Family:
     sd_k: int = 5
     staged_k: list[list[int]] = field(default_factory=lambda: [[5, 0], [0, 3]])
     task: str = "gsm8k"
+    prompt_style: str = "plain"
+    policy: config.Policy | None = None
+    previous_work: CostTable | None = None
 
     @property
     def models(self) -> list[LM]:
@@ -34,20 +46,51 @@ class Family:
     def __post_init__(self):
         check_vocab(self.models)
         self.mag.check_vocab(self.target.vocab_size)
+        if self.previous_work is None:
+            self.previous_work = previous_work_costs(self.name, {m.name: m.n_params for m in self.models})
 
 
-# Drafter role names by count; the target is always "target".
-ROLES = {1: ["small"], 2: ["base", "small"]}
+def roles(n_drafters: int) -> list[str]:
+    """Role names of neural drafters, largest first; the target is always "target"."""
+    return {0: [], 1: ["small"], 2: ["base", "small"]}.get(n_drafters) or \
+        [f"drafter{i + 1}" for i in range(n_drafters)]
+
+
+def default_k(n_drafters: int) -> list[list[int]]:
+    """The default K for ``n_drafters`` neural drafters plus MaG, shaped like the paper's settings.
+
+    Rule: MaG's column is 10 everywhere (the official code's MaG size); the largest drafter's
+    own budget K[0][0] is 8 and every further entry of the target's row is 13 (paper Table 5,
+    GSM8K: k11=8, k12=13); inside a drafter's own review every entry is 1 (Table 5: k22=1).
+    A single drafter takes the official LLaMA setting instead, K[0][0] = 13.
+    Entries below the diagonal are unused and 0.
+    """
+    if isinstance(n_drafters, bool) or not isinstance(n_drafters, int) or n_drafters < 0:
+        raise ValueError(f"the number of drafters must be an integer >= 0, got {n_drafters!r}")
+    n = n_drafters + 1  # drafters and MaG
+    k = [[0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i, n):
+            k[i][j] = 10 if j == n - 1 else (1 if i > 0 else (8 if j == 0 else 13))
+    if n_drafters == 1:
+        k[0][0] = 13
+    return k
+
+
+# Lenience of draft-to-draft reviews when nothing else is known: 3, both the paper's Table 5
+# (FLAN-T5, GSM8K) and the official code's LLaMA setting.
+DEFAULT_LENIENCE = 3.0
 
 # Real checkpoints. K and lenience: paper Table 5 (GSM8K) for FLAN-T5; the official
-# code's shipped LLaMA setting for Vicuna (REFERENCE.md).
+# code's shipped LLaMA setting for Vicuna (REFERENCE.md). ``params``: published sizes, used
+# to say which preset fits a GPU.
 REAL_PRESETS = {
     "flan-t5": dict(target="google/flan-t5-xxl", drafters=["google/flan-t5-base", "google/flan-t5-small"],
                     k=[[8, 13, 10], [0, 1, 10], [0, 0, 10]], lenience=3.0, params=11.3e9),
     "flan-t5-colab": dict(target="google/flan-t5-large", drafters=["google/flan-t5-base", "google/flan-t5-small"],
                           k=[[8, 13, 10], [0, 1, 10], [0, 0, 10]], lenience=3.0, params=0.77e9),
     "vicuna": dict(target="lmsys/vicuna-7b-v1.3", drafters=["double7/vicuna-68m"],
-                   k=[[13, 10], [0, 10]], lenience=3.0, params=7e9),
+                   k=[[13, 10], [0, 10]], lenience=3.0, params=7e9, prompt_style="vicuna-v1.1"),
 }
 
 # The embedded families, trained by this project (csd_lib.zoo). K and lenience are the
@@ -64,33 +107,83 @@ class ModelUnavailableError(ValueError):
     """A real checkpoint is neither in the local HF cache nor downloadable."""
 
 
-def load_family(name: str | None = None, device=None, dtype=None) -> Family:
-    """Load a family by preset name: tiny-t5 (default), tiny-llama, flan-t5, flan-t5-colab, vicuna."""
-    name = name or config.FAMILY
-    if name in TINY_PRESETS:
-        return _load_tiny(name, device, dtype)
-    if name in REAL_PRESETS:
-        return _load_real(name, device, dtype)
-    raise ValueError(f"unknown family {name!r}; use one of {', '.join(FAMILIES)}")
+def load_family(name: str | None = None, device=None, dtype=None, *, target: str | None = None,
+                drafters: list[str] | None = None, k=None, lenience: float | None = None,
+                prompt_style: str | None = None) -> Family:
+    """Load a preset family by name, or build one from your own checkpoints.
+
+    Args:
+        name: tiny-t5 (default), tiny-llama, flan-t5, flan-t5-colab or vicuna.
+        device, dtype: override the device and dtype policy (``config.policy``).
+        target, drafters: hub ids or local directories of a causal or seq2seq target and
+            its drafters (largest first) that share one tokenizer; MaG is added at the bottom.
+            Give these instead of ``name``.
+        k, lenience: override the family's default K and lenience (for your own models the
+            defaults follow ``default_k`` and ``DEFAULT_LENIENCE``).
+        prompt_style: "plain" or "vicuna-v1.1"; for your own models the default is
+            "vicuna-v1.1" when the target's id contains "vicuna", else "plain".
+    """
+    if target is not None:
+        if name is not None:
+            raise ValueError(f"give a preset name ({name!r}) or target=..., not both")
+        ds = [drafters] if isinstance(drafters, str) else list(drafters or [])
+        style = prompt_style or ("vicuna-v1.1" if "vicuna" in str(target).lower() else "plain")
+        fam = _load_hub(f"custom:{target}", str(target), [str(d) for d in ds], default_k(len(ds)),
+                        DEFAULT_LENIENCE, device, dtype, style, advice="check the ids or paths")
+    elif drafters is not None:
+        raise ValueError("drafters=... needs target=...: the checkpoint they draft for")
+    else:
+        name = name or config.FAMILY
+        if name in TINY_PRESETS:
+            fam = _load_tiny(name, device, dtype)
+        elif name in REAL_PRESETS:
+            spec = REAL_PRESETS[name]
+            fam = _load_hub(name, spec["target"], spec["drafters"], spec["k"], spec["lenience"], device, dtype,
+                            spec.get("prompt_style", "plain"), advice=_OFFLINE_ADVICE)
+        else:
+            raise ValueError(f"unknown family {name!r}; use one of {', '.join(FAMILIES)}, or "
+                             f"target=ID, drafters=[ID, ...] for your own checkpoints")
+    if prompt_style is not None:
+        format_prompt("", prompt_style)  # raises on an unknown style
+        fam.prompt_style = prompt_style
+    if k is not None:
+        from .cascade import validate_k
+        fam.default_k = validate_k(k, len(fam.drafters) + 1)
+    if lenience is not None:
+        from .cascade import check_lenience
+        fam.default_lenience = check_lenience(lenience)
+    return fam
+
+
+_OFFLINE_ADVICE = ("use family='tiny-t5' (the embedded default, works offline), or go online / set HF_HOME "
+                   "to a cache that holds them")
+
+
+def _say(notes) -> None:
+    for note in notes:
+        if note:
+            print(f"load_family: {note}")
 
 
 def _load_tiny(name: str, device, dtype) -> Family:
-    from transformers import AutoTokenizer
+    from transformers import AutoConfig, AutoTokenizer
     manifest = config.MODELS_DIR / f"{name}.json"
     if not manifest.exists():
         raise ValueError(f"the embedded family '{name}' is missing ({manifest} not found); "
                          f"train it with `python -m csd_lib.zoo train --family {name}`")
     spec = json.loads(manifest.read_text())
     preset = TINY_PRESETS[name]
-    path = lambda m: config.MODELS_DIR / m  # noqa: E731
+    path = lambda m: str(config.MODELS_DIR / m)  # noqa: E731
     tok = AutoTokenizer.from_pretrained(path(spec["target"]))
-    dt = dtype or torch.float32  # weights ship in fp16 to stay small; compute in fp32 by default
-    target = load_lm("target", str(path(spec["target"])), device, dt)
-    roles = ROLES[len(spec["drafters"])]
-    drafters = [load_lm(r, str(path(m)), device, dt) for r, m in zip(roles, spec["drafters"])]
+    # weights ship in fp16 to stay small; the policy computes in fp32 on the CPU by default
+    pol = config.policy("tiny", model_arch(AutoConfig.from_pretrained(path(spec["target"]))),
+                        config.describe_device(device), dtype, device)
+    _say(pol.notes)
+    target = load_lm("target", path(spec["target"]), policy=pol)
+    drafters = [load_lm(r, path(m), policy=pol) for r, m in zip(roles(len(spec["drafters"])), spec["drafters"])]
     mag = MaG(load_bigram(config.MODELS_DIR / f"{name}-bigram.npy"))
     return Family(name, tok, target, drafters, mag, preset["k"], preset["lenience"], preset["sd_k"],
-                  preset["staged_k"] or [[5, 0], [0, 3]], task="synth-gsm8k")
+                  preset["staged_k"] or [[5, 0], [0, 3]], task="synth-gsm8k", policy=pol)
 
 
 def _missing_ids(ids: list[str]) -> list[str]:
@@ -105,53 +198,83 @@ def _missing_ids(ids: list[str]) -> list[str]:
     return missing
 
 
-def _load_real(name: str, device, dtype) -> Family:
-    from transformers import AutoTokenizer
-    spec = REAL_PRESETS[name]
-    ids = [spec["target"], *spec["drafters"]]
+def _fitting_presets(free: int, dtype: torch.dtype) -> list[str]:
+    """Real presets whose published sizes fit ``free`` bytes in ``dtype``, largest first."""
+    size = torch.tensor([], dtype=dtype).element_size()
+    fits = [(s["params"], n) for n, s in REAL_PRESETS.items() if s["params"] * size * config.HEADROOM * 1.1 <= free]
+    return [n for _, n in sorted(fits, reverse=True)]
+
+
+def _load_hub(name: str, target_id: str, drafter_ids: list[str], k, lenience: float, device, dtype,
+              prompt_style: str, advice: str) -> Family:
+    """A family from hub ids or local directories: tokenizers checked, placed by the policy, MaG built."""
+    from transformers import AutoConfig, AutoTokenizer
+    ids = [target_id, *drafter_ids]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"family '{name}' names a checkpoint twice ({', '.join(ids)}); give each level its own")
     missing = _missing_ids(ids)
-    advice = (f"use family='tiny-t5' (the embedded default, works offline), or go online / set HF_HOME "
-              f"to a cache that holds them")
     if missing and config.HF_OFFLINE:
         raise ModelUnavailableError(f"family '{name}' needs {', '.join(missing)}, which "
                                     f"{'is' if len(missing) == 1 else 'are'} not in the local Hugging Face "
                                     f"cache and the network is off (HF_HUB_OFFLINE=1); {advice}")
-    dev = config.pick_device(device)
-    extra = {}
-    if dev.type == "cuda":
-        free = torch.cuda.get_device_properties(dev).total_memory
-        if spec["params"] * 2 * 1.2 > free:  # bf16 weights plus headroom
-            extra["device_map"] = "auto"
     try:
         toks = {rid: AutoTokenizer.from_pretrained(rid) for rid in ids}
-        target = load_lm("target", spec["target"], device, dtype, real=True, **extra)
-        roles = ROLES[len(spec["drafters"])]
-        drafters = [load_lm(r, m, device, dtype, real=True) for r, m in zip(roles, spec["drafters"])]
+        cfgs = {rid: AutoConfig.from_pretrained(rid) for rid in ids}
     except OSError as e:
         raise ModelUnavailableError(f"could not load family '{name}' ({', '.join(missing or ids)}): {e}; "
                                     f"{advice}") from None
-    check_vocab([target, *drafters], toks)
-    mag = MaG(real_bigram(name, toks[spec["target"]], target.vocab_size))
-    return Family(name, toks[spec["target"]], target, drafters, mag, spec["k"], spec["lenience"])
+    check_vocab([], toks)  # before any weights are loaded
+    arch = "t5" if any(model_arch(c) == "t5" for c in cfgs.values()) else model_arch(cfgs[target_id])
+    info = config.describe_device(device)
+    pol = config.policy("real", arch, info, dtype, device)
+    extra, notes = {}, list(pol.notes)
+    if pol.device.type == "cuda" and info.type == "cuda":
+        sizes = [config.param_bytes(*count_params(rid, pol.keep_fp32), pol.dtype) for rid in ids]
+        plan = config.plan_memory(sizes, info)
+        if not plan.fits:
+            alt = [p for p in _fitting_presets(info.free_mem, pol.dtype) if p != name]
+            raise ValueError(f"family '{name}' cannot fit {info.name}: {plan.message}; use "
+                             f"{'family=' + repr(alt[0]) if alt else 'a smaller family'} "
+                             f"{'(fits this GPU) ' if alt else ''}or a GPU with more memory, or device='cpu'")
+        if plan.target_device_map:
+            extra = dict(device_map=plan.target_device_map, max_memory=plan.max_memory)
+            notes.append(plan.message)
+    _say([f"{name} on {pol.device} in {str(pol.dtype).removeprefix('torch.')}", *notes])
+    try:
+        target = load_lm("target", target_id, policy=pol, **extra)
+        drafters = [load_lm(r, m, policy=pol) for r, m in zip(roles(len(drafter_ids)), drafter_ids)]
+    except OSError as e:
+        raise ModelUnavailableError(f"could not load family '{name}' ({', '.join(missing or ids)}): {e}; "
+                                    f"{advice}") from None
+    tok = toks[target_id]
+    mag = MaG(real_bigram(name, tok, target.vocab_size))
+    return Family(name, tok, target, drafters, mag, k, lenience, prompt_style=prompt_style, policy=pol)
 
 
-def real_bigram(name: str, tokenizer, vocab_size: int) -> np.ndarray:
-    """Bigram table for a real family, built from a task corpus on first use and cached."""
-    path = config.cache_dir() / f"{name}-bigram-{vocab_size}.npy"
+def real_bigram(name: str, tokenizer, vocab_size: int, task: str = "gsm8k") -> np.ndarray:
+    """MaG's bigram table for a hub family, built from a task's train split on first use and cached.
+
+    The cache file names the family, the corpus source and split (``tasks.bigram_corpus``), the
+    vocabulary size and a hash of the tokenized corpus, so a new source or tokenizer never
+    reuses an old table: ``{family}-bigram-{source}-{vocab}-{hash}.npy``.
+    """
+    texts, source = bigram_corpus(task)
+    seqs = [tokenizer(t).input_ids for t in texts]
+    digest = hashlib.sha1()
+    for s in seqs:
+        digest.update(np.asarray(s, dtype=np.int64).tobytes() + b"|")
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "--", name).strip("-")
+    path = config.cache_dir() / f"{safe}-bigram-{source}-{vocab_size}-{digest.hexdigest()[:10]}.npy"
     if path.exists():
         table = load_bigram(path)
         if len(table) == vocab_size:
             return table
-    from .tasks import load_task
-    texts = []
-    for ex in load_task("gsm8k", "train", n=2000):
-        texts.append(ex.prompt + ex.reference)
-    seqs = [tokenizer(t)["input_ids"] for t in texts]
     table = build_bigram(seqs, vocab_size)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npy")
     np.save(tmp, table)
     tmp.replace(path)
+    print(f"real_bigram: MaG's bigram table for {name} built from {source} ({len(texts)} texts), cached in {path}")
     return table
 
 
@@ -199,9 +322,8 @@ def random_family(arch: str = "t5", vocab_size: int = 64, n_drafters: int = 2, s
                   eos: int | None = 1, bigram: np.ndarray | None = None) -> Family:
     """A family of random tiny models (for tests only: random weights teach nothing)."""
     target_model = random_model(arch, vocab_size, "target", seed, dtype, eos)
-    roles = ROLES.get(n_drafters, []) if n_drafters else []
     drafters = []
-    for i, role in enumerate(roles):
+    for i, role in enumerate(roles(n_drafters)):
         m = target_model if drafter_is_target else random_model(arch, vocab_size, role, seed + 1 + i, dtype, eos)
         drafters.append(LM(role, m))
     n = n_drafters + 1

@@ -115,9 +115,16 @@ class LM:
         return logits
 
 
+SPECIAL_IDS = ("pad_token_id", "eos_token_id", "bos_token_id", "unk_token_id")
+
+
 def check_vocab(models: list[LM], tokenizers: dict[str, object] | None = None) -> None:
-    """Raise ValueError naming both models if any two models disagree on the vocabulary."""
-    ref = models[0]
+    """Raise ValueError naming both models if any two models disagree on the vocabulary.
+
+    ``tokenizers`` (model id -> tokenizer) must agree on every token and on the special ids
+    (pad, eos, bos, unk).
+    """
+    ref = models[0] if models else None
     for other in models[1:]:
         if other.vocab_size != ref.vocab_size:
             raise ValueError(f"models '{ref.name}' ({ref.model_id or 'in memory'}) and '{other.name}' "
@@ -126,23 +133,115 @@ def check_vocab(models: list[LM], tokenizers: dict[str, object] | None = None) -
                              f"family must share one tokenizer")
     if tokenizers:
         names = list(tokenizers)
-        first = tokenizers[names[0]].get_vocab()
+        first = tokenizers[names[0]]
         for nm in names[1:]:
-            if tokenizers[nm].get_vocab() != first:
-                raise ValueError(f"models '{names[0]}' and '{nm}' use different tokenizers; every "
-                                 f"model of a family must share one tokenizer")
+            tok = tokenizers[nm]
+            a, b = first.get_vocab(), tok.get_vocab()
+            if a != b:
+                tok_s, tid = min(set(a.items()) ^ set(b.items()))
+                raise ValueError(f"models '{names[0]}' and '{nm}' use different tokenizers ({len(a)} vs "
+                                 f"{len(b)} tokens; e.g. {tok_s!r} -> {tid} is in one only); every model of "
+                                 f"a family must share one tokenizer")
+            diff = [f"{s.removesuffix('_token_id')} {getattr(first, s, None)} vs {getattr(tok, s, None)}"
+                    for s in SPECIAL_IDS if getattr(first, s, None) != getattr(tok, s, None)]
+            if diff:
+                raise ValueError(f"models '{names[0]}' and '{nm}' disagree on special token ids "
+                                 f"({', '.join(diff)}); every model of a family must share one tokenizer")
+
+
+def model_arch(cfg) -> str:
+    """'t5' for T5-family encoder-decoders (fp16 must keep their 'wo' layers in fp32), else the model type."""
+    mt = getattr(cfg, "model_type", "") or ""
+    return "t5" if mt in ("t5", "mt5", "umt5") else mt
+
+
+def _model_class(cfg):
+    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM
+    return AutoModelForSeq2SeqLM if getattr(cfg, "is_encoder_decoder", False) else AutoModelForCausalLM
+
+
+def count_params(path_or_id: str, keep_fp32: tuple[str, ...] = ()) -> tuple[int, int]:
+    """(parameters, those in modules named in ``keep_fp32``) of a checkpoint, read from its config only.
+
+    The model is built on the meta device: no weights are downloaded or allocated.
+    """
+    from transformers import AutoConfig
+    cfg = AutoConfig.from_pretrained(path_or_id)
+    with torch.device("meta"):
+        model = _model_class(cfg).from_config(cfg)
+    n = n32 = 0
+    for name, p in model.named_parameters():
+        n += p.numel()
+        if any(part in keep_fp32 for part in name.split(".")):
+            n32 += p.numel()
+    return n, n32
+
+
+def hide_weight_loading_bars() -> None:
+    """Hide transformers' own progress bars ("Loading weights"); hub download bars stay visible."""
+    from transformers.utils import logging as hf_logging
+    hf_logging.set_tqdm_hook(lambda factory, args, kwargs: hf_logging.EmptyTqdm(*args, **kwargs))
+
+
+def _input_device(model) -> torch.device:
+    """The device inputs go to: the first GPU of an accelerate device map, else the first parameter's."""
+    dmap = getattr(model, "hf_device_map", None)
+    if dmap:
+        gpus = [d for d in dmap.values() if isinstance(d, int) or (isinstance(d, str) and d.startswith("cuda"))]
+        return torch.device(f"cuda:{gpus[0]}" if isinstance(gpus[0], int) else gpus[0]) if gpus else torch.device("cpu")
+    return next(model.parameters()).device
+
+
+def check_loaded(model, pol: config.Policy) -> str | None:
+    """Why a loaded model breaks the policy (a 'wo' layer not fp32, non-finite logits), or None."""
+    if pol.keep_fp32:
+        bad = {str(p.dtype).removeprefix("torch.") for n, p in model.named_parameters()
+               if any(part in pol.keep_fp32 for part in n.split(".")) and p.dtype != torch.float32}
+        if bad:
+            return f"its {'/'.join(pol.keep_fp32)} layers were loaded in {', '.join(sorted(bad))}, not fp32"
+    if pol.dtype == torch.float32:
+        return None
+    cfg = model.config
+    dev = _input_device(model)
+    ids = torch.arange(3, 3 + min(8, cfg.vocab_size - 3), device=dev)[None]  # (1, S), no special ids
+    with torch.inference_mode():
+        if getattr(cfg, "is_encoder_decoder", False):
+            start = cfg.decoder_start_token_id if cfg.decoder_start_token_id is not None else cfg.pad_token_id
+            logits = model(input_ids=ids, decoder_input_ids=torch.full((1, 1), start, device=dev)).logits
+        else:
+            logits = model(input_ids=ids).logits
+    if not torch.isfinite(logits).all():
+        return f"its logits are not finite in {str(pol.dtype).removeprefix('torch.')}"
+    return None
 
 
 def load_lm(name: str, path_or_id: str, device=None, dtype=None, real: bool = False,
-            **hf_kwargs) -> LM:
-    """Load an HF checkpoint (local dir or hub id) as an LM adapter."""
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
-    dev = config.pick_device(device)
-    dt = config.pick_dtype(dtype, dev, real=real)
+            policy: config.Policy | None = None, **hf_kwargs) -> LM:
+    """Load an HF checkpoint (local dir or hub id) as an LM adapter, placed by the device/dtype policy.
+
+    Args:
+        real: a hub checkpoint (the "real" policy) rather than an embedded tiny model.
+        policy: a policy already chosen for the family (``config.policy``); else one is chosen here.
+        hf_kwargs: passed to ``from_pretrained``, e.g. ``device_map="auto", max_memory=...``.
+    After loading, a reduced-precision model must keep its fp32 modules and give finite
+    logits on a short input; if not, it is reloaded in fp32 and a line says so.
+    """
+    from transformers import AutoConfig
     cfg = AutoConfig.from_pretrained(path_or_id)
-    cls = AutoModelForSeq2SeqLM if getattr(cfg, "is_encoder_decoder", False) else AutoModelForCausalLM
-    if "device_map" in hf_kwargs:
+    pol = policy or config.policy("real" if real else "tiny", model_arch(cfg), config.describe_device(device),
+                                  dtype, device)
+    cls = _model_class(cfg)
+
+    def load(dt):
         model = cls.from_pretrained(path_or_id, dtype=dt, **hf_kwargs)
-    else:
-        model = cls.from_pretrained(path_or_id, dtype=dt, **hf_kwargs).to(dev)
-    return LM(name=name, model=model, model_id=str(path_or_id))
+        return model if "device_map" in hf_kwargs else model.to(pol.device)
+
+    model = load(pol.dtype)
+    problem = check_loaded(model, pol)
+    if problem:
+        print(f"load_lm: {path_or_id}: {problem}; reloading it in fp32")
+        del model
+        model = load(torch.float32)
+    lm = LM(name=name, model=model, model_id=str(path_or_id))
+    lm.device = _input_device(model)
+    return lm

@@ -28,6 +28,15 @@ from csd_lib import config
 GSM8K_PROMPT = "Reason the math question below step by step. Question: {question}.\n Answer: "
 MMLU_PROMPT = "Question: {q}\n(A) {a} (B) {b} (C) {c} (D) {d}\n Answer: \n Let's think step by step. "
 
+# Vicuna: the official code rewords the two task prompts and wraps them in FastChat's
+# "vicuna_v1.1" conversation template (system line, " USER: ", " ASSISTANT:").
+VICUNA_GSM8K_PROMPT = "Reason the math question step by step. Question: {question}\n Answer: "
+VICUNA_MMLU_PREFIX, VICUNA_MMLU_SUFFIX = "Answer the question step by step: ", "\n Answer: \n"
+VICUNA_SYSTEM = ("A chat between a curious user and an artificial intelligence assistant. "
+                 "The assistant gives helpful, detailed, and polite answers to the user's questions.")
+VICUNA_TEMPLATE = VICUNA_SYSTEM + " USER: {prompt} ASSISTANT:"
+PROMPT_STYLES = ("plain", "vicuna-v1.1")
+
 TASKS = ("gsm8k", "mmlu", "synth-gsm8k", "synth-mmlu")
 SPLITS = ("train", "val", "test")
 N_BUNDLED = 200  # examples in each bundled synthetic test split
@@ -42,6 +51,36 @@ class Example:
     answer: str     # final answer, e.g. "18" or "B"
     task: str       # "gsm8k", "mmlu", "synth-gsm8k" or "synth-mmlu"
     source: str     # where it came from, e.g. "synthetic:test:seed0:17" or a file path
+
+
+# --------------------------------------------------------------------------- prompt encoding
+def format_prompt(text: str, style: str = "plain") -> str:
+    """A prompt as the family's models expect it.
+
+    ``plain`` leaves it alone (FLAN-T5, the tiny families). ``vicuna-v1.1`` rewords a
+    GSM8K or MMLU prompt the way the official code words it for Vicuna and wraps any text in
+    the FastChat v1.1 template.
+    """
+    if style == "plain":
+        return text
+    if style != "vicuna-v1.1":
+        raise ValueError(f"unknown prompt style {style!r}; use one of {PROMPT_STYLES}")
+    g_pre, g_post = GSM8K_PROMPT.split("{question}")
+    m_post = MMLU_PROMPT.split("{d}")[1]
+    if text.startswith(g_pre) and text.endswith(g_post):
+        text = VICUNA_GSM8K_PROMPT.format(question=text[len(g_pre):len(text) - len(g_post)])
+    elif text.startswith("Question: ") and text.endswith(m_post):
+        text = VICUNA_MMLU_PREFIX + text[:len(text) - len(m_post)] + VICUNA_MMLU_SUFFIX
+    return VICUNA_TEMPLATE.format(prompt=text)
+
+
+def prompt_ids(tokenizer, text: str, style: str = "plain") -> list[int]:
+    """Token ids of a prompt: the one rule for ``generate`` and the acceptance curves.
+
+    The style's template, then the tokenizer with its special tokens (T5's ``</s>``,
+    Llama's BOS), as the models saw prompts in training.
+    """
+    return list(tokenizer(format_prompt(text, style)).input_ids)
 
 
 # --------------------------------------------------------------------------- answers
@@ -393,6 +432,8 @@ def _from_hub(task: str, split: str) -> list[Example] | None:
     try:
         import datasets
     except ImportError:
+        print(f"load_task: the `datasets` package is not installed, so {task} cannot come from the HF hub; "
+              f"`pip install datasets`, or set CSD_DATA_DIR to a folder with {task}/")
         return None
     try:
         if task == "gsm8k":
@@ -416,7 +457,8 @@ def load_task(name: str, split: str = "test", n: int | None = None, seed: int = 
     references are empty (no gold reasoning). A GSM8K reference is the dataset's answer
     with the ``<<...>>`` calculator annotations removed and ``#### N`` replaced by
     ``The answer is N.`` (see ``clean_gsm8k_answer``). Synthetic tasks are deterministic in
-    ``(split, seed)``; the ``test`` split with seed 0 is read from ``data/tasks/``.
+    ``(split, seed)``; the ``test`` split with seed 0 is read from ``data/tasks/``. A stand-in
+    keeps the split asked for: a ``train`` request never gets test examples.
     Prints one line naming the source used.
     """
     if name not in TASKS:
@@ -437,9 +479,10 @@ def load_task(name: str, split: str = "test", n: int | None = None, seed: int = 
         where = "the HF hub"
     if exs is None:
         synth = "synth-" + name
-        exs = _load_synth(synth, "test", n, 0)
-        print(f"load_task: {name} is not available (set CSD_DATA_DIR or go online); "
-              f"using the bundled {synth} test split ({len(exs)} examples)")
+        exs = _load_synth(synth, split, n, 0)
+        why = "the network is off (HF_HUB_OFFLINE)" if config.HF_OFFLINE else "the hub could not serve it"
+        print(f"load_task: {name} is not available ({why}; set CSD_DATA_DIR to a local copy); "
+              f"using the {'bundled' if split == 'test' else 'generated'} {synth} {split} split ({len(exs)} examples)")
         return exs
     exs = exs[:n] if n is not None else exs
     print(f"load_task: {name}/{split}: {len(exs)} examples from {where}")
@@ -451,3 +494,15 @@ def corpus(split: str = "train", n: int = 1000, seed: int = 0,
     """A training corpus: ``n`` synthetic examples per task, interleaved, held-out prompts excluded."""
     per = [_load_synth(t, split, n, seed) for t in tasks]
     return [ex for group in zip(*per) for ex in group]
+
+
+def bigram_corpus(task: str = "gsm8k", n: int = 2000) -> tuple[list[str], str]:
+    """Texts (prompt + reference) of a task's train split for a MaG bigram table, and their source.
+
+    Only a train split is used, never a split that a benchmark scores: without the real data
+    (no CSD_DATA_DIR, offline, or no ``datasets``) it is the synthetic look-alike's train split.
+    The source is a short label for cache names: e.g. ``gsm8k-train`` or ``synth-gsm8k-train``.
+    """
+    exs = load_task(task, "train", n)
+    real = exs and exs[0].task == task
+    return [ex.prompt + ex.reference for ex in exs], f"{task if real else 'synth-' + task.removeprefix('synth-')}-train"

@@ -1,0 +1,173 @@
+"""The device and dtype policy (config.policy, config.plan_memory), table-tested on fake devices,
+plus the loading checks that need no GPU: fp32 'wo' layers, finite logits, the accelerate path."""
+import pytest
+import torch
+
+from csd_lib import config
+from csd_lib.config import DeviceInfo, plan_memory, policy
+from csd_lib.families import random_model
+from csd_lib.models import LM, check_loaded, count_params, load_lm
+
+GiB = 2**30
+CPU = DeviceInfo("cpu", "cpu")
+MPS = DeviceInfo("mps", "mps")
+P100 = DeviceInfo("cuda", "Tesla P100", (6, 0), 16 * GiB, 15 * GiB, 0)
+T4 = DeviceInfo("cuda", "Tesla T4", (7, 5), 15 * GiB, 14 * GiB, 0)
+V100 = DeviceInfo("cuda", "Tesla V100", (7, 0), 32 * GiB, 31 * GiB, 0)
+A100 = DeviceInfo("cuda", "A100-SXM4-40GB", (8, 0), 40 * GiB, 39 * GiB, 0)
+H100 = DeviceInfo("cuda", "H100 80GB HBM3", (9, 0), 80 * GiB, 79 * GiB, 0)
+H200 = DeviceInfo("cuda", "NVIDIA H200", (9, 0), 140 * GiB, 139 * GiB, 0)
+F32, F16, B16 = torch.float32, torch.float16, torch.bfloat16
+
+# (kind, arch, device found, dtype=, device=) -> (device type, dtype, fp32 modules)
+TABLE = [
+    ("tiny", "t5", CPU, None, None, "cpu", F32, ()),
+    ("tiny", "t5", T4, None, None, "cpu", F32, ()),          # tiny families stay on the CPU
+    ("tiny", "llama", H200, None, None, "cpu", F32, ()),
+    ("tiny", "t5", MPS, None, None, "cpu", F32, ()),
+    ("tiny", "t5", H200, None, "cuda", "cuda", F32, ()),     # ... unless the user passes a device
+    ("tiny", "llama", T4, "bf16", "cuda", "cuda", B16, ()),
+    ("tiny", "t5", CPU, "fp16", None, "cpu", F16, ("wo",)),
+    ("real", "t5", CPU, None, None, "cpu", F32, ()),
+    ("real", "llama", MPS, None, None, "mps", F32, ()),
+    ("real", "t5", P100, None, None, "cuda", F32, ()),       # no fp16 tensor cores, no bf16
+    ("real", "t5", T4, None, None, "cuda", F16, ("wo",)),    # no native bf16: fp16, T5's wo in fp32
+    ("real", "llama", T4, None, None, "cuda", F16, ()),
+    ("real", "t5", V100, None, None, "cuda", F16, ("wo",)),
+    ("real", "llama", V100, None, None, "cuda", F16, ()),
+    ("real", "t5", A100, None, None, "cuda", B16, ()),
+    ("real", "llama", A100, None, None, "cuda", B16, ()),
+    ("real", "t5", H100, None, None, "cuda", B16, ()),
+    ("real", "t5", H200, None, None, "cuda", B16, ()),
+    ("real", "t5", T4, "fp32", None, "cuda", F32, ()),       # an explicit dtype wins
+    ("real", "t5", T4, torch.bfloat16, None, "cuda", B16, ()),
+    ("real", "t5", A100, "float16", None, "cuda", F16, ("wo",)),
+    ("real", "t5", H200, None, "cpu", "cpu", F32, ()),       # an explicit device wins
+    ("real", "llama", A100, "bf16", "cpu", "cpu", B16, ()),
+]
+
+
+@pytest.mark.parametrize("kind,arch,info,dtype,device,want_dev,want_dt,keep", TABLE)
+def test_policy_table(kind, arch, info, dtype, device, want_dev, want_dt, keep):
+    pol = policy(kind, arch, info, dtype=dtype, device=device)
+    assert (pol.device.type, pol.dtype, pol.keep_fp32) == (want_dev, want_dt, keep)
+
+
+def test_policy_says_why():
+    assert any("launch-bound" in n for n in policy("tiny", "t5", T4).notes)
+    assert any("no native bf16" in n for n in policy("real", "t5", T4).notes)
+    assert any("emulated" in n for n in policy("real", "t5", T4, dtype="bf16").notes)
+    assert policy("real", "t5", A100).notes == () and policy("tiny", "t5", CPU).notes == ()
+
+
+def test_policy_rejects_bad_input():
+    with pytest.raises(ValueError, match="unknown dtype"):
+        policy("real", "t5", CPU, dtype="fp8")
+    with pytest.raises(ValueError, match="'tiny' or 'real'"):
+        policy("huge", "t5", CPU)
+
+
+def test_describe_device_on_this_machine():
+    info = config.describe_device("cpu")
+    assert info.type == "cpu" and info.free_mem is None
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA GPU"):
+            config.describe_device("cuda")
+
+
+# -- memory sizing ------------------------------------------------------------------------
+
+def _bytes(params, dtype):
+    return [config.param_bytes(int(p), 0, dtype) for p in params]
+
+
+XXL, LARGE, BASE, SMALL, V7B, V68M = 11.3e9, 0.78e9, 0.25e9, 0.077e9, 6.74e9, 0.068e9
+
+
+@pytest.mark.parametrize("info,params,dtype,fits,device_map", [
+    (T4, [XXL, BASE, SMALL], F16, False, None),          # FLAN-T5-XXL cannot fit a 16 GB T4
+    (T4, [LARGE, BASE, SMALL], F16, True, None),         # flan-t5-colab does
+    (T4, [V7B, V68M], F16, True, "auto"),                # 13.5 GB of weights: the target is spread
+    (V100, [XXL, BASE, SMALL], F16, True, None),         # 32 GB: all of it fits in fp16
+    (DeviceInfo("cuda", "V100-16GB", (7, 0), 16 * GiB, 15 * GiB, 0), [V7B, V68M], F16, True, "auto"),
+    (A100, [XXL, BASE, SMALL], B16, True, None),
+    (H200, [XXL, BASE, SMALL], F32, True, None),
+    (DeviceInfo("cuda", "busy A100", (8, 0), 40 * GiB, 8 * GiB, 0), [XXL, BASE, SMALL], B16, True, "auto"),
+    (DeviceInfo("cuda", "full A100", (8, 0), 40 * GiB, 1 * GiB, 0), [XXL, BASE, SMALL], B16, False, None),
+    (CPU, [XXL, BASE, SMALL], F32, True, None),          # host memory is not planned
+])
+def test_plan_memory(info, params, dtype, fits, device_map):
+    plan = plan_memory(_bytes(params, dtype), info)
+    assert (plan.fits, plan.target_device_map) == (fits, device_map)
+    assert plan.need >= sum(_bytes(params, dtype))        # every model counts, at its dtype
+    if device_map:
+        budget = plan.max_memory[info.index]
+        assert 0 < budget < _bytes(params, dtype)[0] and budget + sum(_bytes(params[1:], dtype)) < info.free_mem
+        assert "accelerate" in plan.message
+    if not fits:
+        assert "more than" in plan.message
+
+
+def test_count_params_from_config_only(tmp_path):
+    m = random_model("t5", 64, "target", 0, torch.float32)
+    m.save_pretrained(tmp_path)
+    n, n_wo = count_params(str(tmp_path), ("wo",))
+    assert n == sum(p.numel() for p in m.parameters())
+    assert n_wo == sum(p.numel() for name, p in m.named_parameters() if ".wo." in name) > 0
+    assert config.param_bytes(n, n_wo, F16) == 2 * (n - n_wo) + 4 * n_wo
+
+
+# -- loading checks on the CPU -----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def t5_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("t5")
+    random_model("t5", 64, "target", 0, torch.float32).save_pretrained(d)
+    return str(d)
+
+
+@pytest.mark.parametrize("dtype", [F32, F16, B16])
+def test_small_t5_gives_finite_logits_in_each_policy_dtype(t5_dir, dtype):
+    pol = policy("real", "t5", CPU, dtype=dtype)
+    lm = load_lm("target", t5_dir, policy=pol)
+    assert lm.dtype == dtype and check_loaded(lm.model, pol) is None
+    wo = [p.dtype for n, p in lm.model.named_parameters() if ".wo." in n]
+    assert wo and all(d == (F32 if dtype == F16 else dtype) for d in wo)   # fp16 keeps T5's wo in fp32
+    seq = lm.start([5, 6, 7, 8])
+    assert torch.isfinite(lm.logits(seq + [9, 10], 2)).all()
+
+
+def test_non_finite_logits_reload_in_fp32(tmp_path, capsys):
+    m = random_model("t5", 64, "target", 0, torch.float32)
+    with torch.no_grad():
+        m.lm_head.weight.mul_(1e6)          # overflows fp16 (max 65504), fine in fp32
+    m.save_pretrained(tmp_path)
+    pol = policy("real", "t5", CPU, dtype="fp16")
+    assert check_loaded(LM("x", random_model("t5", 64, "target", 0, torch.float32)).model, pol) is None
+    lm = load_lm("target", str(tmp_path), policy=pol)
+    assert lm.dtype == F32 and "reloading it in fp32" in capsys.readouterr().out
+
+
+def test_wo_not_kept_in_fp32_reloads_in_fp32(t5_dir, monkeypatch, capsys):
+    from transformers import T5PreTrainedModel
+    monkeypatch.setattr(T5PreTrainedModel, "_keep_in_fp32_modules", [])
+    pol = policy("real", "t5", CPU, dtype="fp16")
+    lm = load_lm("target", t5_dir, policy=pol)
+    out = capsys.readouterr().out
+    assert "wo layers were loaded in float16" in out and lm.dtype == F32
+
+
+@pytest.mark.parametrize("arch", ["t5", "llama"])
+def test_accelerate_path_with_a_tiny_memory_budget(arch, tmp_path):
+    pytest.importorskip("accelerate")
+    m = random_model(arch, 64, "target", 0, torch.float32)
+    m.save_pretrained(tmp_path / "m")
+    budget = sum(p.numel() for p in m.parameters()) * 4 // 2      # half the weights fit "in memory"
+    pol = policy("real", arch, CPU)
+    lm = load_lm("target", str(tmp_path / "m"), policy=pol, device_map="auto", max_memory={"cpu": budget},
+                 offload_folder=str(tmp_path / "offload"))
+    assert "disk" in set(lm.model.hf_device_map.values())          # accelerate really split it
+    assert lm.device.type == "cpu"
+    ref = LM("ref", m)
+    a, b = lm.start([5, 6, 7]), ref.start([5, 6, 7])
+    assert torch.allclose(lm.logits(a + [8, 9], 2), ref.logits(b + [8, 9], 2), atol=1e-5)
