@@ -256,6 +256,10 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     b.add_argument("--summary-json", default=None, help="write the summary as JSON")
     b.add_argument("--plot", default=None, help="write a bar chart as standalone HTML")
     b.add_argument("--threads", type=positive_int, default=None, help="torch threads (default: torch's choice)")
+    b.add_argument("--repeats", type=positive_int, default=1,
+                   help="rounds per example; the summary keeps each method's fastest time")
+    b.add_argument("--costs", default=None, help="cost model JSON for the walltime prediction, or 'none' "
+                   "(default: results/costs-<family>-<device>.json, measured when missing)")
     b.set_defaults(func=_bench)
     return ap
 

@@ -28,6 +28,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from .costs import CostModel
+
 # Most tokens MaG proposes per call in the official code (REFERENCE.md).
 MAG_BLOCK = 10
 
@@ -275,21 +277,27 @@ def _max_output(drafters: Sequence[str], K: np.ndarray, block: int) -> tuple[int
     return gen, gen + 1
 
 
+_UNBOUNDED = 1 << 40   # "no cap" for the tokens a call may emit
+
+
 class _Alg1Sim:
     """Runs N independent top-level Algorithm 1 steps at once, masking finished replicas."""
 
-    def __init__(self, target, drafters, K, block, table, costs, n_sim, rng):
+    def __init__(self, target, drafters, K, block, table, costs, n_sim, rng, cache_length=None):
         self.block = block
         self.names = [target] + list(drafters)
         self.label = {name: i for i, name in enumerate(self.names)}
         self.table, self.rng, self.n = table, rng, n_sim
-        missing = [m for m in self.names if m not in costs]
+        self.model = costs if isinstance(costs, CostModel) else None
+        known = (set(costs.forward) | {"mag"}) if self.model else set(costs)
+        missing = [m for m in self.names if m not in known]
         if missing:
             raise ValueError(f"costs has no entry for {missing}; give a cost per forward call "
                              f"for every level (MaG usually 0, target 1)")
-        self.costs = costs
+        self.costs, self.cache_length = costs, cache_length
         self.calls = {name: 0 for name in self.names}
         self.cost = np.zeros(n_sim)                                   # (N,) per replica
+        self.cost_by = {name: 0.0 for name in self.names}             # summed over replicas
 
     def _probs(self, reviewer: str, proposers: Sequence[str], cap: int) -> np.ndarray:
         """(n_labels, cap) conditional acceptance by position for this reviewer."""
@@ -307,22 +315,33 @@ class _Alg1Sim:
             P[self.label[p]] = row
         return P
 
-    def _charge(self, name: str, mask: np.ndarray) -> None:
+    def _charge(self, name: str, mask: np.ndarray, n_scored) -> None:
+        """One call of ``name`` per masked replica, scoring ``n_scored`` tokens (cost models use it)."""
         self.calls[name] += int(mask.sum())
-        self.cost += self.costs[name] * mask
+        if self.model is None:
+            c = self.costs[name] * mask
+        else:
+            c = self.model.call(name, n_scored, self.cache_length) * mask
+        self.cost += c
+        self.cost_by[name] += float(c.sum())
 
-    def step(self, drafters, reviewer, K, mask) -> np.ndarray:
-        """Tokens emitted per replica by ``reviewer`` (0 where ``mask`` is False)."""
+    def step(self, drafters, reviewer, K, mask, room=None) -> np.ndarray:
+        """Tokens emitted per replica by ``reviewer`` (0 where ``mask`` is False).
+
+        ``room`` (N,): most tokens the call may emit (the engine's ``cap``); None: unbounded.
+        """
+        room = np.full(self.n, _UNBOUNDED) if room is None else room
         if not drafters:                       # bottom model proposes its block
-            self._charge(reviewer, mask)
-            return np.where(mask, self.block, 0)
+            self._charge(reviewer, mask, 1)
+            return np.where(mask, np.minimum(self.block, room), 0)
+        limit = room - 1                       # the reviewer adds one token of its own
         cap = max(_max_output(drafters, K, self.block)[0], 1)
         lab = np.zeros((self.n, cap), dtype=np.int64)                  # (N, cap) proposer ids
         n_new = np.zeros(self.n, dtype=np.int64)
         cols = np.arange(cap)[None, :]
         used = []                                # proposers that drafted in this review
         for i, d in enumerate(drafters):
-            thr = int(K[0, : i + 1].sum())
+            thr = np.minimum(int(K[0, : i + 1].sum()), limit)
             sub_d, sub_K = drafters[i + 1:], K[i + 1:, i + 1:]
             while True:
                 active = mask & (n_new < thr)
@@ -330,20 +349,20 @@ class _Alg1Sim:
                     break
                 if d not in used:
                     used.append(d)
-                m = self.step(sub_d, d, sub_K, active)
+                m = self.step(sub_d, d, sub_K, active, limit - n_new)
                 seg = (cols >= n_new[:, None]) & (cols < (n_new + m)[:, None])
                 lab[seg] = self.label[d]
                 n_new += m
-        self._charge(reviewer, mask)
+        self._charge(reviewer, mask, n_new + 1)  # the reviewer scores the draft and one more
         P = self._probs(reviewer, used, cap)
         probs = P[lab, np.broadcast_to(cols, lab.shape)]              # (N, cap)
         acc = _accepted_prefix(self.rng, probs, n_new)
         return np.where(mask, acc + 1, 0)
 
 
-def predict_speedup(config: Mapping, acceptance: Mapping, costs: Mapping[str, float],
-                    n_sim: int = 20_000, seed: int = 0) -> dict:
-    """Monte Carlo SWI speedup of Algorithm 1 under Bernoulli acceptance.
+def predict_speedup(config: Mapping, acceptance: Mapping, costs, n_sim: int = 20_000, seed: int = 0,
+                    cache_length: float | None = None, horizon: int | None = None) -> dict:
+    """Monte Carlo speedup of Algorithm 1 under Bernoulli acceptance.
 
     Args:
         config: ``{"method": "csd", "drafters": [...,"mag"], "k": K, "lenience": l}``
@@ -358,30 +377,51 @@ def predict_speedup(config: Mapping, acceptance: Mapping, costs: Mapping[str, fl
             acceptance (index 0 = first position of that review; the last value repeats),
             or ``{lenience: such a table}``, picked by ``config["lenience"]``. Lenience
             itself is not simulated: draft-to-draft tables are assumed measured at it.
-        costs: cost per forward call by name (SWI: target 1, MaG 0; or seconds per call).
+        costs: cost per forward call by name (SWI: target 1, MaG 0; or seconds per call),
+            or a :class:`csd_lib.costs.CostModel`: then a call costs ``t(n, L)`` seconds,
+            ``n`` the tokens it scores (a reviewer: its draft plus one; an autoregressive
+            drafter: 1) plus the engine's review overhead, and MaG its measured proposal
+            time. A cost model of constants gives exactly the per-call predictions.
+        cache_length: ``L`` for a cost model (default: the model's ``cache_length``).
+        horizon: simulate whole generations of this many tokens, with the engine's cap on
+            the last steps (``max(100, n_sim // 10)`` generations), instead of unbounded
+            steps. Short generations waste part of their last draft; None: unbounded.
     Returns:
-        dict with speedup (target cost per token / simulated cost per token),
-        speedup_se, tokens_per_target_call, calls_per_token {name: ...}, cost_per_token.
+        dict with speedup (AR cost per token / simulated cost per token), speedup_se,
+        tokens_per_target_call, calls_per_token {name: ...}, cost_per_token and
+        cost_share {name: share of the cost per token}.
     """
     target, drafters, K, block = _normalise_config(config)
     if block < 1:
         raise ValueError(f"bottom_block must be >= 1 token per call, got {block}")
-    if target not in costs:
+    model = costs if isinstance(costs, CostModel) else None
+    if model is None and target not in costs:
         raise ValueError(f"costs has no entry for the target {target!r}")
+    c_t = float(model.call(target, 1, cache_length) if model else costs[target])  # AR: cost per token
     if not drafters:                           # autoregressive: one target call per token
         return dict(speedup=1.0, speedup_se=0.0, tokens_per_target_call=1.0,
-                    calls_per_token={target: 1.0}, cost_per_token=float(costs[target]))
+                    calls_per_token={target: 1.0}, cost_per_token=c_t, cost_share={target: 1.0})
     table = _pick_table(acceptance, config.get("lenience"))
-    sim = _Alg1Sim(target, drafters, K, block, table, costs, n_sim, np.random.default_rng(seed))
-    tokens = sim.step(drafters, target, K, np.ones(n_sim, dtype=bool)).astype(float)
+    if horizon is not None and (isinstance(horizon, bool) or int(horizon) != horizon or horizon < 1):
+        raise ValueError(f"horizon must be a whole number of tokens >= 1, got {horizon!r}")
+    n_rep = n_sim if horizon is None else max(100, n_sim // 10)
+    sim = _Alg1Sim(target, drafters, K, block, table, costs, n_rep, np.random.default_rng(seed), cache_length)
+    if horizon is None:
+        tokens = sim.step(drafters, target, K, np.ones(n_rep, dtype=bool)).astype(float)
+    else:                                      # whole generations: steps until each has `horizon` tokens
+        done = np.zeros(n_rep, dtype=np.int64)
+        while (done < horizon).any():
+            done += sim.step(drafters, target, K, done < horizon, horizon - done)
+        tokens = done.astype(float)
     summ = _mc_summary(tokens, sim.cost)      # ewif here = tokens per unit cost
     total = tokens.sum()
-    c_t = float(costs[target])
     cost_per_token = sim.cost.sum() / total
+    spent = sum(sim.cost_by.values())
     return dict(speedup=c_t * summ["ewif"], speedup_se=c_t * summ["ewif_se"],
                 tokens_per_target_call=float(total / sim.calls[target]),
                 calls_per_token={name: float(sim.calls[name] / total) for name in sim.names},
-                cost_per_token=float(cost_per_token), n_sim=n_sim)
+                cost_per_token=float(cost_per_token), n_sim=n_rep,
+                cost_share={name: (v / spent if spent else float("nan")) for name, v in sim.cost_by.items()})
 
 
 # ---------------------------------------------------------------------------

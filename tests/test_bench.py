@@ -56,7 +56,113 @@ def test_summary_is_computed_from_raw_lines(tmp_path):
     assert s["ar"]["speedup_swi_ms"] == pytest.approx(1.0) and s["ar"]["speedup_swi_pw"] == pytest.approx(1.0)
     js = summary_json(s)
     assert set(js["csd"]) == {"tokens_per_s", "speedup_walltime", "speedup_swi_ms", "speedup_swi_pw",
-                              "mean_tokens_per_target_call", "mismatches"}
+                              "mean_tokens_per_target_call", "mismatches", "n", "repeats", "errors",
+                              "speedup_walltime_median", "speedup_walltime_ci95", "speedup_walltime_predicted"}
+    assert js["csd"]["speedup_walltime_predicted"] is None  # no cost model given
+
+
+def test_repeats_resume_without_loss_or_duplicates(tmp_path):
+    f = fam()
+    out = tmp_path / "r.jsonl"
+    run_bench(f, EXAMPLES[:2], ["ar", "csd"], out, 10, warmup=0, progress=False, repeats=1)
+    run_bench(f, EXAMPLES[:2], ["ar", "csd"], out, 10, warmup=0, progress=False, repeats=3, stop_after=5)
+    with open(out, "a") as fh:
+        fh.write('{"example": 1, "method": "csd", "rep"')            # torn by a crash
+    recs = run_bench(f, EXAMPLES[:2], ["ar", "csd"], out, 10, warmup=0, progress=False, repeats=3)
+    keys = [(r["example"], r["method"], r["rep"]) for r in read_records(out)]
+    assert len(keys) == len(set(keys)) == 2 * 2 * 3 == len(recs)
+    assert {k[2] for k in keys} == {0, 1, 2}
+    s = summarize(recs)
+    assert s["csd"]["n"] == 2 and s["csd"]["repeats"] == 3
+    fastest_ar = {i: min(r["stats"]["wall_time"] for r in recs if r["method"] == "ar" and r["example"] == i)
+                  for i in range(2)}
+    assert s["ar"]["tokens_per_s"] == pytest.approx(
+        sum(r["stats"]["n_tokens"] for r in recs if r["method"] == "ar" and r["rep"] == 0) / sum(fastest_ar.values()))
+    with pytest.raises(ValueError, match="repeats"):
+        run_bench(f, EXAMPLES[:2], ["ar"], out, 10, warmup=0, progress=False, repeats=0)
+
+
+def test_failing_example_is_an_error_line_and_the_run_goes_on(tmp_path):
+    out = tmp_path / "r.jsonl"
+    recs = run_bench(fam(), [EXAMPLES[0], Ex("   "), EXAMPLES[1]], ["ar", "csd"], out, 10, warmup=0,
+                     progress=False)
+    errs = [r for r in read_records(out) if "error" in r]
+    assert {(r["example"], r["method"]) for r in errs} == {(1, "ar"), (1, "csd")}
+    assert all("prompt is empty" in r["error"] for r in errs)
+    s = summarize(recs)
+    assert s["csd"]["n"] == 2 and s["csd"]["errors"] == 1 and s["csd"]["mismatches"] == 0
+    again = run_bench(fam(), [EXAMPLES[0], Ex("   "), EXAMPLES[1]], ["ar", "csd"], out, 10, warmup=0,
+                      progress=False)
+    assert len(again) == len(recs) == 6  # error lines count as done: no duplicate on resume
+
+
+def _stats_from_raw(recs, method, cost_model):
+    """Median, bootstrap CI and prediction recomputed from the raw lines, independently of summarize."""
+    import statistics
+
+    import numpy as np
+
+    from csd_lib.ewif import predict_speedup
+    from csd_lib.tune import acceptance_table, complete_table
+    best = {}
+    for r in recs:
+        key = (r["method"], r["example"])
+        if "error" not in r and (key not in best or r["stats"]["wall_time"] < best[key]["stats"]["wall_time"]):
+            best[key] = r
+    ex = sorted(i for (m, i) in best if m == method)
+    ratio = [best[("ar", i)]["stats"]["wall_time"] / best[(method, i)]["stats"]["wall_time"] for i in ex]
+    rng = np.random.default_rng(0)
+    boots = [np.median(np.asarray(ratio)[idx]) for idx in rng.integers(0, len(ratio), size=(2000, len(ratio)))]
+    mine = [best[(method, i)] for i in ex]
+    toks = sum(r["stats"]["n_tokens"] for r in mine) / len(mine)
+    start = sum(r["cache_start"] for r in mine) / len(mine)
+    L = start + toks / 2
+    cfg = {"method": "csd", "drafters": mine[0]["config"]["drafters"], "k": mine[0]["config"]["k"],
+           "lenience": mine[0]["config"]["lenience"], "bottom_block": 10}
+    table = complete_table(acceptance_table(mine, min_reached=1), ["target", *cfg["drafters"]])
+    p = predict_speedup(cfg, table, cost_model, n_sim=4000, seed=0,
+                        cache_length=L, horizon=round(toks))
+    models = ["target"] + [d for d in cfg["drafters"] if d != "mag"]
+    setup = {m: cost_model.start[m] + float(cost_model.forward[m](start, 0)) for m in models}
+    pred = (setup["target"] + toks * float(cost_model.call("target", 1, L))) / (
+        sum(setup.values()) + toks * p["cost_per_token"])
+    return statistics.median(ratio), list(np.quantile(boots, [0.025, 0.975])), pred
+
+
+def test_median_ci_and_prediction_recomputed_from_raw_lines(tmp_path):
+    from csd_lib.costs import CallFit, CostModel
+    f = fam()
+    recs = run_bench(f, EXAMPLES, ["ar", "sd", "csd"], tmp_path / "r.jsonl", 12, warmup=0, progress=False,
+                     repeats=2)
+    cm = CostModel("random-llama", "cpu", {"target": CallFit([1e-3, 1e-4, 1e-6, 0.0]),
+                                           "base": CallFit([3e-4, 2e-5, 0.0, 0.0]),
+                                           "small": CallFit([2e-4, 1e-5, 0.0, 0.0])},
+                   review=CallFit([5e-5, 1e-6, 0.0, 0.0]), mag=4e-5,
+                   start={"target": 0.0, "base": 0.0, "small": 0.0})
+    s = summarize(recs, cm)
+    med, ci, pred = _stats_from_raw(recs, "csd", cm)
+    assert s["csd"]["speedup_walltime_median"] == pytest.approx(med)
+    assert s["csd"]["speedup_walltime_ci95"] == pytest.approx(ci)
+    assert s["csd"]["speedup_walltime_predicted"] == pytest.approx(pred)
+    assert ci[0] <= med <= ci[1]
+    assert s["ar"]["speedup_walltime_median"] == 1.0 and s["ar"]["speedup_walltime_predicted"] == 1.0
+
+
+def test_one_slow_example_keeps_the_median(tmp_path):
+    import statistics
+    recs = run_bench(fam(), EXAMPLES + [Ex("w16 w17 w18 w16 w17"), Ex("w20 w21 w22")], ["ar", "csd"],
+                     tmp_path / "r.jsonl", 12, warmup=0, progress=False)
+    before = summarize(recs)["csd"]
+    slow = [dict(r, stats=dict(r["stats"], wall_time=r["stats"]["wall_time"] * 100))
+            if r["method"] == "csd" and r["example"] == 0 else r for r in recs]
+    after = summarize(slow)["csd"]
+    ar = {r["example"]: r["stats"]["wall_time"] for r in recs if r["method"] == "ar"}
+    others = sorted(ar[r["example"]] / r["stats"]["wall_time"] for r in recs
+                    if r["method"] == "csd" and r["example"] != 0)
+    # the median moves at most to a neighbouring order statistic of the untouched examples
+    assert others[1] <= after["speedup_walltime_median"] <= others[-2]
+    assert after["speedup_walltime_median"] == pytest.approx(statistics.median(others[:1] + [0.0] + others[1:]))
+    assert after["speedup_walltime"] < 0.5 * before["speedup_walltime"]   # the aggregate is dragged down
 
 
 def test_mag_share_is_the_complement_of_target_tokens(tmp_path):
@@ -112,6 +218,9 @@ def test_predicted_vs_measured_uses_the_runs_own_acceptance(tmp_path):
     recs = run_bench(f, EXAMPLES, ["ar", "mag", "csd"], tmp_path / "r.jsonl", 24, warmup=0, progress=False)
     pv = predicted_vs_measured(recs)
     assert pv["ar"]["predicted_walltime"] == 1.0
+    from csd_lib.costs import CostModel
+    flat = predicted_vs_measured(recs, CostModel.constant({"target": 1.0, "base": 0.0, "small": 0.0}))
+    assert flat["mag"]["predicted_walltime"] == pytest.approx(flat["mag"]["predicted_swi_ms"], rel=0.1)
     for m in ("mag", "csd"):
         # the i.i.d. model fed with this run's acceptance reproduces its count-based SWI closely
         assert pv[m]["predicted_swi_ms"] == pytest.approx(pv[m]["speedup_swi_ms"], rel=0.2)

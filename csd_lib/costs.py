@@ -1,0 +1,362 @@
+"""A per-call cost model: what one forward call of each model costs, measured here.
+
+A speculative step's walltime is the sum of its calls, and a call's price depends on what
+it does: the target scoring 17 drafted tokens costs more than a one-token AR step, and a
+call deep into a long generation costs more than one near its start. ``measure_costs``
+times each model of a family through :meth:`csd_lib.models.LM.logits` (the exact call the
+engine makes) for ``n`` tokens scored (1..32) at several cache lengths ``L``, after a
+warm-up, and keeps the median of repetitions. ``fit_costs`` fits, per model,
+
+    t(n, L) = a + b n + c L + d n L        (seconds, least squares)
+
+and reports R² and the largest relative error over the grid. The same file also holds the
+engine's own overhead per review (softmax and :func:`csd_lib.review.review` over ``n``
+rows) and per MaG proposal, so that :func:`csd_lib.ewif.predict_speedup` can price a step
+in seconds. A :class:`CostModel` is stored as ``results/costs-<family>-<device>.json``
+together with the environment it was measured in (torch version, threads, CPU model).
+
+    python -m csd_lib.costs --family tiny-t5 [--seconds 20] [--threads 1]
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from . import config
+
+N_GRID = (1, 2, 4, 8, 16, 32)
+FEATURES = ("1", "n", "L", "n*L")
+
+
+def _design(n, L) -> np.ndarray:
+    """Feature matrix (N, 4) of the fit: 1, n, L, n*L."""
+    n = np.asarray(n, dtype=float).ravel()
+    L = np.asarray(L, dtype=float).ravel()
+    return np.stack([np.ones_like(n), n, L, n * L], axis=1)
+
+
+@dataclass
+class CallFit:
+    """t(n, L) = a + b n + c L + d n L seconds, with its quality on the measured grid."""
+    coef: list[float]              # [a, b, c, d]
+    r2: float = float("nan")
+    max_rel_err: float = float("nan")
+
+    def __call__(self, n, L=0):
+        a, b, c, d = self.coef
+        return a + b * np.asarray(n, dtype=float) + (c + d * np.asarray(n, dtype=float)) * np.asarray(L, dtype=float)
+
+    @classmethod
+    def constant(cls, seconds: float) -> "CallFit":
+        return cls([float(seconds), 0.0, 0.0, 0.0], 1.0, 0.0)
+
+
+def fit_call(n, L, seconds) -> CallFit:
+    """Least-squares fit of t(n, L) = a + b n + c L + d n L; R² and max relative error."""
+    y = np.asarray(seconds, dtype=float).ravel()
+    X = _design(n, L)
+    if len(y) != len(X) or len(y) < 4:
+        raise ValueError(f"fit_call needs at least 4 timings with one (n, L) each; got {len(y)} timings "
+                         f"for {len(X)} points")
+    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+    pred = X @ coef
+    ss_res = float(((y - pred) ** 2).sum())
+    ss_tot = float(((y - y.mean()) ** 2).sum())
+    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
+    rel = float(np.max(np.abs(pred - y) / np.maximum(np.abs(y), 1e-12)))
+    return CallFit([float(v) for v in coef], r2, rel)
+
+
+@dataclass
+class CostModel:
+    """Seconds per call for every model of a family, plus the engine's own per-call overhead.
+
+    ``forward[name](n, L)``: one ``LM.logits`` call scoring ``n`` tokens over a cache of ``L``.
+    ``review(n)``: softmax + review of ``n`` rows (charged to every call of a reviewer).
+    ``mag``: one MaG proposal. ``start[name]``: per-generation start (T5: the encoder pass).
+    ``cache_length``: the L used when a prediction does not give one.
+    """
+    family: str
+    device: str
+    forward: dict[str, CallFit]
+    review: CallFit = field(default_factory=lambda: CallFit.constant(0.0))
+    mag: float = 0.0
+    start: dict[str, float] = field(default_factory=dict)
+    cache_length: float = 64.0
+    env: dict = field(default_factory=dict)
+    samples: list = field(default_factory=list)   # [name, n, L, seconds] as measured
+
+    @classmethod
+    def constant(cls, costs: dict[str, float]) -> "CostModel":
+        """Per-call constants (the old EWIF input) as a cost model: no review, MaG at its given cost."""
+        fwd = {k: CallFit.constant(v) for k, v in costs.items() if k != "mag"}
+        return cls("constant", "none", fwd, mag=float(costs.get("mag", 0.0)))
+
+    def call(self, name: str, n, L=None, reviews: bool = True):
+        """Seconds of one call of ``name`` scoring ``n`` tokens at cache length ``L``."""
+        if name == "mag":
+            return self.mag + 0.0 * np.asarray(n, dtype=float)
+        if name not in self.forward:
+            raise ValueError(f"the cost model of '{self.family}' has no model {name!r}; it has "
+                             f"{sorted(self.forward)}; measure it with csd_lib.costs.measure_costs")
+        L = self.cache_length if L is None else L
+        t = self.forward[name](n, L)
+        return t + self.review(n) if reviews else t
+
+    def ar_step(self, target: str = "target", L=None) -> float:
+        """Seconds per token of autoregressive decoding with the target."""
+        return float(self.call(target, 1, L))
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["features"] = list(FEATURES)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "CostModel":
+        return cls(d["family"], d["device"], {k: CallFit(**v) for k, v in d["forward"].items()},
+                   CallFit(**d["review"]), float(d["mag"]), dict(d.get("start", {})),
+                   float(d.get("cache_length", 64.0)), d.get("env", {}), d.get("samples", []))
+
+    def summary_rows(self) -> list[dict]:
+        """One row per model: coefficients in ms and fit quality."""
+        rows = []
+        for name, fit in self.forward.items():
+            a, b, c, d = fit.coef
+            rows.append(dict(model=name, a_ms=1e3 * a, b_ms_per_token=1e3 * b, c_ms_per_cached=1e3 * c,
+                             d_ms_per_token_cached=1e3 * d, r2=fit.r2, max_rel_err=fit.max_rel_err,
+                             ms_1=1e3 * float(fit(1, self.cache_length)),
+                             ms_17=1e3 * float(fit(17, self.cache_length))))
+        return rows
+
+
+def as_cost_model(costs) -> CostModel:
+    """A CostModel as is; a mapping of per-call constants wrapped by :meth:`CostModel.constant`."""
+    if isinstance(costs, CostModel):
+        return costs
+    return CostModel.constant({k: float(v) for k, v in costs.items()})
+
+
+# -- measuring -------------------------------------------------------------------------
+
+def device_name(device=None) -> str:
+    """A file-name-safe device label: 'cpu', 'cuda-<gpu name>', 'mps'."""
+    dev = torch.device(device) if device is not None else config.pick_device(None)
+    if dev.type == "cuda":
+        return "cuda-" + torch.cuda.get_device_name(dev).lower().replace(" ", "-")
+    return dev.type
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def environment(device=None) -> dict:
+    import transformers
+    return {"device": device_name(device), "torch": torch.__version__, "transformers": transformers.__version__,
+            "threads": torch.get_num_threads(), "cpu_count": os.cpu_count(), "cpu_model": _cpu_model(),
+            "python": platform.python_version()}
+
+
+def _median_time(fn, reps: int) -> float:
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return float(np.median(ts))
+
+
+def _filler(prompt_ids: list[int], length: int) -> list[int]:
+    """A token sequence of ``length`` made by repeating the prompt."""
+    reps = -(-length // max(1, len(prompt_ids)))
+    return (list(prompt_ids) * reps)[:length]
+
+
+def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.0, n_grid=N_GRID,
+                  l_grid=None, warmup: int = 2, progress: bool = False) -> CostModel:
+    """Time every model of ``fam`` on an (n, L) grid and fit a :class:`CostModel`.
+
+    ``prompt_ids``: a typical prompt (default: the first validation prompt of the family's
+    task); T5 encodes it once, Llama uses it as the start of its cache. ``l_grid``: cache
+    lengths (default: 3 lengths spanning a 128-token generation after the prompt). The
+    repetitions per point are chosen so the whole measurement takes about ``seconds``.
+    """
+    if prompt_ids is None:
+        from .tasks import load_task
+        prompt_ids = fam.tokenizer(load_task(fam.task, "val", 1)[0].prompt)["input_ids"]
+    lms = fam.models
+    samples: list[list] = []
+    grids = {}
+    for lm in lms:
+        seq0 = lm.start(prompt_ids)
+        base = len(seq0)
+        grids[lm.name] = sorted(set(l_grid or (base, base + 64, base + 128)))
+        lm.release()
+    # probe: one call per model at the smallest point, to size the repetitions
+    per_call = {}
+    for lm in lms:
+        seq = lm.start(prompt_ids)
+        for _ in range(warmup):
+            lm.logits(seq + [seq[-1]], 0)
+        per_call[lm.name] = _median_time(lambda: lm.logits(seq + [seq[-1]], 0), 3)
+        lm.release()
+    points = sum(len(n_grid) * len(grids[lm.name]) for lm in lms)
+    est = sum(per_call[lm.name] * len(n_grid) * len(grids[lm.name]) * 1.5 for lm in lms)
+    reps = int(np.clip(0.85 * seconds / max(est, 1e-9), 3, 200))
+    for lm in lms:                     # every point is timed once per round, rounds interleave
+        seq = lm.start(prompt_ids)
+        t0 = time.perf_counter()
+        lm.start(prompt_ids)
+        start_s = time.perf_counter() - t0
+        ctxs = {L: (seq + _filler(prompt_ids, L))[:L] if L >= len(seq) else seq[:L] for L in grids[lm.name]}
+        drafts = {n: _filler(prompt_ids[::-1], n) for n in n_grid}
+        times: dict[tuple[int, int], list[float]] = {}
+        for rnd in range(warmup + reps):
+            for L, ctx in ctxs.items():
+                lm.logits(ctx, 0)              # grow or crop the cache to L (untimed)
+                for n in n_grid:
+                    t0 = time.perf_counter()
+                    lm.logits(ctx + drafts[n], n - 1)
+                    if rnd >= warmup:
+                        times.setdefault((n, L), []).append(time.perf_counter() - t0)
+        samples += [[lm.name, n, L, float(np.median(ts))] for (n, L), ts in times.items()]
+        lm.release()
+        samples.append([lm.name, 0, 0, start_s])               # n = 0 marks the start cost
+    overhead = engine_overhead(fam, prompt_ids)
+    forward = {}
+    start = {}
+    for lm in lms:
+        rows = [s for s in samples if s[0] == lm.name and s[1] > 0]
+        forward[lm.name] = fit_call([r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows])
+        start[lm.name] = next(s[3] for s in samples if s[0] == lm.name and s[1] == 0)
+    mid = float(np.mean(grids[fam.target.name]))
+    review_fit = CallFit([overhead["per_call"], overhead["per_row"], 0.0, 0.0], overhead["r2"],
+                         overhead["max_rel_err"])
+    return CostModel(fam.name, device_name(fam.target.device), forward, review_fit, overhead["per_mag"], start, mid,
+                     dict(environment(fam.target.device), reps_per_point=reps, points=points,
+                          prompt_tokens=len(prompt_ids)),
+                     samples)
+
+
+def engine_overhead(fam, prompt_ids: list[int], max_new_tokens: int = 48) -> dict:
+    """The engine's own time per call, outside model forwards, from real generations.
+
+    Runs every method once on the prompt and fits, over the generations, the time outside
+    forwards as ``per_call * model calls + per_row * rows reviewed + per_mag * MaG calls``
+    (least squares, clipped at 0): the review, the bookkeeping and MaG's proposals.
+    """
+    from .cascade import METHODS, generate
+    rows, y = [], []
+    methods = [m for m in METHODS if m != "staged" or len(fam.drafters) >= 2]
+    for rnd in range(3):
+        for m in methods:
+            g = generate(fam, prompt_ids, m, max_new_tokens=max_new_tokens)
+            if rnd == 0:
+                continue                                           # warm-up
+            st = g.stats
+            calls = sum(c for n, c in st.calls.items() if n != "mag")
+            reviewed = sum(len(e.tokens) + 1 for e in g.events)
+            rows.append([calls, reviewed, st.calls.get("mag", 0)])
+            y.append(st.wall_time - sum(st.forward_time.values()))
+    X, y = np.asarray(rows, dtype=float), np.asarray(y)
+    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+    coef = np.clip(coef, 0.0, None)
+    pred = X @ coef
+    ss_tot = float(((y - y.mean()) ** 2).sum())
+    r2 = 1.0 - float(((y - pred) ** 2).sum()) / ss_tot if ss_tot > 0 else float("nan")
+    rel = float(np.max(np.abs(pred - y) / np.maximum(y, 1e-12)))
+    return {"per_call": float(coef[0]), "per_row": float(coef[1]), "per_mag": float(coef[2]),
+            "r2": r2, "max_rel_err": rel}
+
+
+# -- storing ---------------------------------------------------------------------------
+
+def cost_path(family: str, device: str | None = None) -> Path:
+    return config.RESULTS_DIR / f"costs-{family}-{device or device_name()}.json"
+
+
+def save_costs(cm: CostModel, path: Path | None = None) -> Path:
+    from .bench import write_atomic
+    path = Path(path) if path else cost_path(cm.family, cm.device)
+    write_atomic(path, json.dumps(cm.to_dict(), indent=1) + "\n")
+    return path
+
+
+def load_costs(family: str, device: str | None = None, path: Path | None = None) -> CostModel | None:
+    """The stored cost model of a family on this device, or None when none was measured."""
+    path = Path(path) if path else cost_path(family, device)
+    if not path.exists():
+        return None
+    return CostModel.from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+# -- figures ---------------------------------------------------------------------------
+
+def cost_figure(cm: CostModel, title: str | None = None):
+    """Measured ms per call against tokens scored, one panel per model, fitted lines over points."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    names = list(cm.forward)
+    fig = make_subplots(rows=1, cols=len(names), subplot_titles=[
+        f"{nm} (R² {cm.forward[nm].r2:.3f})" for nm in names])
+    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
+    for j, nm in enumerate(names, 1):
+        rows = [s for s in cm.samples if s[0] == nm and s[1] > 0]
+        for i, L in enumerate(sorted({r[2] for r in rows})):
+            pts = sorted((r[1], r[3]) for r in rows if r[2] == L)
+            ns = np.array([p[0] for p in pts])
+            col = colors[i % len(colors)]
+            fig.add_trace(go.Scatter(x=ns, y=[1e3 * p[1] for p in pts], mode="markers", marker_color=col,
+                                     name=f"L = {L} measured", legendgroup=str(L), showlegend=j == 1), row=1, col=j)
+            grid = np.arange(1, ns.max() + 1)
+            fig.add_trace(go.Scatter(x=grid, y=1e3 * cm.forward[nm](grid, L), mode="lines", line_color=col,
+                                     name=f"L = {L} fit", legendgroup=str(L), showlegend=j == 1), row=1, col=j)
+        fig.update_xaxes(title_text="tokens scored per call (n)", row=1, col=j)
+    fig.update_yaxes(title_text="ms per call", row=1, col=1)
+    fig.update_layout(title=title or f"{cm.family} on {cm.device}: cost of one forward call",
+                      template="plotly_white", height=380)
+    return fig
+
+
+def main(argv=None) -> int:
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m csd_lib.costs", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--family", default=config.FAMILY)
+    ap.add_argument("--seconds", type=float, default=20.0, help="measurement budget per family")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (benchmarks use 1)")
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--out", default=None, help="default: results/costs-<family>-<device>.json")
+    args = ap.parse_args(argv)
+    from .families import load_family
+    torch.set_num_threads(args.threads)
+    fam = load_family(args.family, device=args.device)
+    t0 = time.perf_counter()
+    cm = measure_costs(fam, seconds=args.seconds)
+    path = save_costs(cm, args.out)
+    print(f"measured in {time.perf_counter() - t0:.1f}s -> {path}")
+    for r in cm.summary_rows():
+        print(f"{r['model']:<8} a {r['a_ms']:.3f} ms  b {r['b_ms_per_token']:.4f} ms/token  "
+              f"c {r['c_ms_per_cached']:.5f} ms/cached  d {r['d_ms_per_token_cached']:.6f}  "
+              f"R² {r['r2']:.3f}  max rel err {100 * r['max_rel_err']:.1f}%  "
+              f"1 token {r['ms_1']:.2f} ms, 17 tokens {r['ms_17']:.2f} ms")
+    print(f"review overhead: {1e3 * float(cm.review(1)):.3f} ms (1 row), {1e3 * float(cm.review(17)):.3f} ms "
+          f"(17 rows); MaG proposal {1e3 * cm.mag:.3f} ms; start {({k: round(1e3 * v, 2) for k, v in cm.start.items()})} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,89 @@
+"""The per-call cost model: fitting, storage, measuring, and its use in EWIF."""
+import numpy as np
+import pytest
+
+from csd_lib import ewif as E
+from csd_lib.costs import CallFit, CostModel, fit_call, load_costs, measure_costs, save_costs
+from csd_lib.families import random_family
+
+T5_K = [[5, 14, 10], [0, 1, 10], [0, 0, 10]]
+DRAFTERS = ["base", "small", "mag"]
+
+
+def _table(p):
+    return {(r, q): p for r in ("target", "base", "small") for q in ("base", "small", "mag")}
+
+
+def test_fit_recovers_known_coefficients():
+    rng = np.random.default_rng(0)
+    true = [4e-3, 2e-4, 3e-5, 1e-6]
+    n, L = np.meshgrid([1, 2, 4, 8, 16, 32], [10, 70, 130])
+    n, L = n.ravel(), L.ravel()
+    t = true[0] + true[1] * n + true[2] * L + true[3] * n * L
+    fit = fit_call(n, L, t * (1 + 0.002 * rng.standard_normal(t.size)))
+    np.testing.assert_allclose(fit.coef, true, rtol=0.05, atol=1e-7)
+    assert fit.r2 > 0.999 and fit.max_rel_err < 0.01
+    assert fit(8, 70) == pytest.approx(true[0] + 8 * true[1] + 70 * true[2] + 560 * true[3], rel=0.01)
+    with pytest.raises(ValueError, match="at least 4"):
+        fit_call([1, 2], [0, 0], [1.0, 2.0])
+
+
+CONFIGS = [
+    {"method": "csd", "drafters": DRAFTERS, "k": T5_K, "lenience": 2},
+    {"method": "sd", "drafter": "base", "k": 6},
+    {"method": "staged", "drafters": ["base", "small"], "k": [3, 4]},
+    {"method": "mag"},
+]
+
+
+@pytest.mark.parametrize("cfg", CONFIGS)
+@pytest.mark.parametrize("horizon", [None, 40])
+def test_constant_cost_model_equals_per_call_constants(cfg, horizon):
+    costs = {"target": 1.0, "base": 0.2, "small": 0.1, "mag": 0.01}
+    table = _table([0.9, 0.7, 0.6])
+    old = E.predict_speedup(cfg, table, costs, n_sim=3000, seed=5, horizon=horizon)
+    new = E.predict_speedup(cfg, table, CostModel.constant(costs), n_sim=3000, seed=5, horizon=horizon)
+    for key in ("speedup", "speedup_se", "tokens_per_target_call", "cost_per_token"):
+        assert new[key] == old[key]
+    assert new["calls_per_token"] == old["calls_per_token"]
+
+
+def test_cost_model_prices_longer_reviews_higher():
+    table = {("target", "base"): [1.0]}
+    cfg = {"method": "sd", "drafter": "base", "k": 8}
+    flat = CostModel.constant({"target": 1.0, "base": 0.1})
+    steep = CostModel("x", "cpu", {"target": CallFit([1.0, 0.1, 0.0, 0.0]), "base": CallFit.constant(0.1)})
+    # all accepted: one target call scores 9 tokens and emits 9; AR pays t(1) = 1.1 per token
+    out = E.predict_speedup(cfg, table, steep, n_sim=10)
+    assert out["cost_per_token"] == pytest.approx((1.0 + 0.1 * 9 + 8 * 0.1) / 9)
+    assert out["speedup"] == pytest.approx(1.1 * 9 / (1.0 + 0.9 + 0.8))
+    assert out["speedup"] < E.predict_speedup(cfg, table, flat, n_sim=10)["speedup"]
+    assert out["cost_share"]["target"] == pytest.approx(1.9 / 2.7)
+
+
+def test_horizon_caps_the_last_step_like_the_engine():
+    # SD k=4, everything accepted, 12 tokens: steps emit 5, 5, then the cap leaves 2 (1 draft + 1)
+    out = E.predict_speedup({"method": "sd", "drafter": "small", "k": 4}, {("target", "small"): [1.0]},
+                            {"target": 1.0, "small": 0.0}, n_sim=1000, horizon=12)
+    assert out["tokens_per_target_call"] == pytest.approx(4.0)
+    assert out["calls_per_token"]["small"] * 12 == pytest.approx(4 + 4 + 1)
+    with pytest.raises(ValueError, match="horizon"):
+        E.predict_speedup({"method": "sd", "drafter": "small", "k": 4}, {("target", "small"): [1.0]},
+                          {"target": 1.0, "small": 0.0}, horizon=0)
+
+
+def test_measure_save_load_roundtrip(tmp_path):
+    fam = random_family("llama", vocab_size=40, n_drafters=2, seed=3)
+    prompt = fam.tokenizer("w5 w6 w7 w8 w9 w5 w6")["input_ids"]
+    cm = measure_costs(fam, prompt, seconds=1.0, n_grid=(1, 2, 4, 8), l_grid=(8, 24))
+    assert set(cm.forward) == {"target", "base", "small"}
+    for fit in cm.forward.values():
+        assert all(np.isfinite(fit.coef)) and float(fit(1, 8)) > 0
+    assert len([s for s in cm.samples if s[1] > 0]) == 3 * 4 * 2
+    assert cm.env["threads"] >= 1 and cm.env["torch"]
+    path = save_costs(cm, tmp_path / "c.json")
+    back = load_costs("x", path=path)
+    assert back.forward["target"].coef == cm.forward["target"].coef and back.mag == cm.mag
+    assert load_costs("x", path=tmp_path / "missing.json") is None
+    with pytest.raises(ValueError, match="no model 'huge'"):
+        cm.call("huge", 1)
