@@ -42,3 +42,62 @@ def test_figures_build():
     assert all(isinstance(fig, go.Figure) and fig.data for fig in figs)
     assert len(figs[2].data) == 2  # one heatmap per lenience
     assert viz.proposer_color("mag") == viz.LEVEL_COLORS["mag-match"]
+
+
+def _edges(tree, positive=True):
+    """(reviewer, drafter) pairs of the tree, with a positive K entry (or zero when positive=False)."""
+    nodes = tree["nodes"]
+    return {(nodes[n["parent"]]["name"], n["name"]) for n in nodes[1:] if n["skipped"] != positive}
+
+
+def test_cascade_tree_three_levels_reads_k_as_increments():
+    tree = viz.cascade_tree(K3, ["base", "small", "mag"], lenience=2)
+    top = [(n["name"], n["budget"], n["threshold"], n["strict"]) for n in tree["nodes"] if n["parent"] == 0]
+    assert top == [("base", 5, 5, True), ("small", 14, 19, True), ("mag", 10, 29, True)]
+    base = next(n["id"] for n in tree["nodes"] if n["name"] == "base")
+    inner = [(n["name"], n["threshold"], n["strict"]) for n in tree["nodes"] if n["parent"] == base]
+    assert inner == [("small", 1, False), ("mag", 11, False)]  # base reviews with row 1, leniently
+    assert [r["reviewer"] for r in tree["rows"]] == ["target", "base", "small"]
+    assert tree["rows"][0]["lenience"] == 1.0 and tree["rows"][1]["lenience"] == 2.0
+    assert max(n["level"] for n in tree["nodes"] if n["name"] == "mag") == 3  # MaG at the bottom
+    assert not any(n["parent"] is not None and tree["nodes"][n["parent"]]["name"] == "mag" for n in tree["nodes"])
+
+
+def test_cascade_tree_two_levels_and_zeros():
+    tree = viz.cascade_tree([[3, 7], [0, 10]], ["small", "mag"])
+    assert _edges(tree) == {("target", "small"), ("target", "mag"), ("small", "mag")}
+    # k12 = 0: small drafts alone for the target, nothing below it is skipped for small
+    z = viz.cascade_tree([[4, 0, 0], [0, 0, 6], [0, 0, 10]], ["base", "small", "mag"], lenience=3)
+    assert _edges(z) == {("target", "base"), ("base", "mag")}
+    assert _edges(z, positive=False) == {("target", "small"), ("target", "mag"), ("base", "small")}
+    assert [r["reviewer"] for r in z["rows"]] == ["target", "base"]  # small never reviews here
+    fig = viz.cascade_tree_figure([[4, 0, 0], [0, 0, 6], [0, 0, 10]], ["base", "small", "mag"], lenience=3)
+    texts = " ".join(a.text for a in fig.layout.annotations)
+    assert "K[0][1] = 0" in texts and "K[1][1] = 0" in texts and "lenience 3" in texts
+    names = {t.name for t in fig.data if t.showlegend}
+    assert names == {"reviewed by the target: strict (l = 1)", "draft-to-draft review: lenience l = 3",
+                     "zero entry: skipped"}
+
+
+def test_cascade_tree_rejects_bad_input():
+    with pytest.raises(ValueError, match="negative"):
+        viz.cascade_tree([[3, -1], [0, 10]], ["small", "mag"])
+    with pytest.raises(ValueError, match="not an integer"):
+        viz.cascade_tree([[3, 1.5], [0, 10]], ["small", "mag"])
+    with pytest.raises(ValueError, match="last"):
+        viz.cascade_tree([[3, 1], [0, 10]], ["mag", "small"])
+    with pytest.raises(ValueError, match="drafter names"):
+        viz.cascade_tree_figure([[3, 1], [0, 10]])
+
+
+def test_cascade_tree_matches_the_reviews_of_a_run():
+    f = random_family("t5", vocab_size=32, n_drafters=2, seed=1, lenience=2.0)
+    fig = viz.cascade_tree_figure(f)
+    assert isinstance(fig, go.Figure) and str(f.default_k) in fig.layout.title.text
+    tree = viz.cascade_tree(f)
+    assert tree["drafters"] == ["base", "small", "mag"] and tree["lenience"] == 2.0
+    g = generate(f, [5, 6, 7, 5, 6], "csd", max_new_tokens=30)
+    seen = {(e.reviewer, who) for e in g.events for who in e.proposers}
+    assert seen and seen <= _edges(tree)
+    assert {e.lenience for e in g.events if e.depth == 0} == {1.0}
+    assert {e.lenience for e in g.events if e.depth > 0} <= {2.0}

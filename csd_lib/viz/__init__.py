@@ -8,7 +8,8 @@ Submodules: ``palette`` (level colours), ``trace`` (trace views, notebooks 00/03
 from .acceptance import (acceptance_figure, calls_figure, merged_acceptance, pair_acceptance_figure,
                          total_calls)
 from .bench import bench_figure, parity_figure
-from .cascade import coverage_figure, coverage_from_events, grid_heatmap, planned_coverage, planned_coverage_figure
+from .cascade import (cascade_tree, cascade_tree_figure, coverage_figure, coverage_from_events, grid_heatmap,
+                      planned_coverage, planned_coverage_figure)
 from .ewif import cor44_figure, ewif_k_figure, lines_figure, table1_figure
 from .lossless import sampling_figure
 from .mag import mag_hits_figure, mag_step_html, match_length_figure
@@ -18,7 +19,7 @@ from .palette import (LEVEL_COLORS, LEVEL_ORDER, LEVEL_UNDERLINE, OKABE_ITO, lev
 from .trace import (save_trace_html, stats_html, token_origins, token_pieces, trace_figure, trace_html,
                     trace_text)
 
-__all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "LEVEL_UNDERLINE", "OKABE_ITO", "acceptance_figure", "bench_figure", "calls_figure", "cor44_figure",
+__all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "LEVEL_UNDERLINE", "OKABE_ITO", "acceptance_figure", "bench_figure", "calls_figure", "cascade_tree", "cascade_tree_figure", "cor44_figure",
            "coverage_figure", "coverage_from_events", "ewif_k_figure", "grid_heatmap", "level_color", "level_css",
            "lines_figure", "mag_hits_figure", "mag_step_html", "match_length_figure", "merged_acceptance",
            "model_color", "pair_acceptance_figure", "parity_figure", "planned_coverage",

@@ -116,3 +116,168 @@ def grid_heatmap(rows: list[dict], value: str, x: str = "k12", y: str = "k11", f
     fig.update_layout(title=title or value, coloraxis=cax, template="plotly_white",
                       height=340, width=max(420, 300 * len(facets)))
     return fig
+
+
+def _tree_args(k, drafters, lenience, target):
+    """(K, drafter names, lenience, target name) from K and names, or from a Family."""
+    if hasattr(k, "default_k") and hasattr(k, "drafters"):
+        fam = k
+        names = [d.name for d in fam.drafters] + ["mag"]
+        if drafters is not None and list(drafters) != names:
+            raise ValueError(f"pass either a family or K with drafters, not both (family drafters {names})")
+        return fam.default_k, names, fam.default_lenience if lenience is None else lenience, fam.target.name
+    if drafters is None:
+        raise ValueError("pass the drafter names with K, largest first and 'mag' last, "
+                         "e.g. cascade_tree_figure(K, ['base', 'small', 'mag']), or pass a family")
+    return k, list(drafters), 1.0 if lenience is None else lenience, target
+
+
+def cascade_tree(k, drafters: list[str] | None = None, lenience: float | None = None,
+                 target: str = "target") -> dict:
+    """The call tree of Algorithm 1 for K: who drafts for whom, with which budget, under which review.
+
+    The target reviews with row 0 of K; drafter ``i`` reviews the drafters below it with
+    row ``i + 1`` (``csd_lib.cascade.build_cascade``). Row ``r`` lets drafter ``j`` draft
+    until the block holds at least ``K[r][r] + ... + K[r][j]`` tokens, so a zero entry
+    skips that drafter for that reviewer. Reviews by the target are strict; reviews by a
+    drafter use ``lenience``.
+
+    Args:
+        k: K, or a Family (its default K, drafters + MaG and default lenience).
+        drafters: names largest first; MaG (``'mag'``) may only be last.
+
+    Returns:
+        ``nodes``: dicts with id, name, level (0 target, i + 1 drafter i), parent (id or
+        None), budget (the K entry, None for the target), threshold, skipped (budget 0),
+        strict (the parent's review is the target's); ``rows``: per reviewer level, the
+        row of K it uses and its running thresholds; ``k``, ``drafters``, ``lenience``, ``target``.
+    """
+    from ..cascade import check_lenience, validate_k
+    k, names, lenience, target = _tree_args(k, drafters, lenience, target)
+    lam = check_lenience(lenience)
+    n = len(names)
+    if n == 0:
+        raise ValueError("the cascade needs at least one drafter (AR has no tree to draw)")
+    if "mag" in names[:-1]:
+        raise ValueError(f"MaG is the bottom of the cascade: 'mag' may only be the last drafter, got {names}")
+    K = validate_k(k, n)
+    nodes: list[dict] = []
+
+    def add(name, level, parent, budget, threshold, strict):
+        nodes.append(dict(id=len(nodes), name=name, level=level, parent=parent, budget=budget,
+                          threshold=threshold, skipped=budget == 0, strict=strict))
+        return len(nodes) - 1
+
+    def expand(node_id: int, i: int) -> None:
+        """Children of reviewer ``i`` (-1 = target): drafters i+1.. with row i+1."""
+        if i + 1 >= n or (i >= 0 and names[i] == "mag"):
+            return
+        thr = 0
+        for j in range(i + 1, n):
+            thr += K[i + 1][j]
+            child = add(names[j], j + 1, node_id, K[i + 1][j], thr, i < 0)
+            if K[i + 1][j] > 0:
+                expand(child, j)
+
+    expand(add(target, 0, None, None, None, True), -1)
+    rows = []
+    for r in range(n):
+        reviewer = target if r == 0 else names[r - 1]
+        if reviewer == "mag" or not any(nd["level"] == r and not nd["skipped"] for nd in nodes):
+            continue
+        thresholds = [sum(K[r][r:j + 1]) for j in range(r, n)]
+        rows.append(dict(row=r, reviewer=reviewer, level=r, budgets=K[r][r:], drafters=names[r:],
+                         thresholds=thresholds, lenience=1.0 if r == 0 else lam))
+    return dict(nodes=nodes, rows=rows, k=K, drafters=names, lenience=lam, target=target)
+
+
+def cascade_tree_figure(k, drafters: list[str] | None = None, lenience: float | None = None,
+                        target: str = "target", title: str | None = None):
+    """A picture of Algorithm 1 (the paper's Fig. 1) for any K: who drafts for whom.
+
+    One row per level, the target on top and MaG at the bottom. Every edge is one
+    drafter drafting for the reviewer above it, labelled with its K entry and the block
+    length it drafts up to; solid edges are reviewed strictly by the target, dashed ones
+    by a drafter with lenience; grey dotted stubs are zero entries (that drafter is
+    skipped for that reviewer). The right margin lists each reviewer's row of K.
+
+    ``cascade_tree_figure(fam)`` draws a family's default K, drafters and lenience.
+    """
+    import plotly.graph_objects as go
+    from .palette import model_color, text_color
+    tree = cascade_tree(k, drafters, lenience, target)
+    nodes, lam = tree["nodes"], tree["lenience"]
+    kids: dict = {}
+    for nd in nodes:
+        kids.setdefault(nd["parent"], []).append(nd["id"])
+    xs: dict[int, float] = {}
+    nxt = [0.0]
+
+    def place(i):
+        ch = kids.get(i, [])
+        for c in ch:
+            place(c)
+        if ch:
+            xs[i] = sum(xs[c] for c in ch) / len(ch)
+        else:
+            xs[i] = nxt[0]
+            nxt[0] += 1.0
+
+    place(0)
+    width = max(nxt[0] - 1, 1.0)
+    n_levels = len(tree["drafters"]) + 1
+    fig = go.Figure()
+    seen = set()
+    for nd in nodes[1:]:
+        par = nodes[nd["parent"]]
+        x0, y0, x1, y1 = xs[nd["id"]], nd["level"], xs[par["id"]], par["level"]
+        if nd["skipped"]:
+            style, key = dict(color="#b0b0b0", dash="dot", width=1), "zero entry: skipped"
+        elif nd["strict"]:
+            style, key = dict(color="#000000", dash="solid", width=2.5), "reviewed by the target: strict (l = 1)"
+        else:
+            style, key = dict(color="#000000", dash="dash", width=2), f"draft-to-draft review: lenience l = {lam:g}"
+        fig.add_scatter(x=[x0, x1], y=[y0, y1], mode="lines", line=style, name=key, legendgroup=key,
+                        showlegend=key not in seen, hoverinfo="skip")
+        seen.add(key)
+        row = par["level"]  # the reviewer at level r uses row r of K
+        label = (f"K[{row}][{nd['level'] - 1}] = 0" if nd["skipped"] else
+                 f"+{nd['budget']} \u2192 block \u2265 {nd['threshold']}")
+        fig.add_annotation(x=0.62 * x0 + 0.38 * x1, y=0.62 * y0 + 0.38 * y1, text=label, showarrow=False,
+                           font=dict(size=11, color="#888888" if nd["skipped"] else "#000000"),
+                           bgcolor="rgba(255,255,255,0.85)")
+    for nd in nodes:
+        col = model_color(nd["name"]) if nd["level"] else model_color("target")
+        if nd["level"] == 0:
+            hover = f"{nd['name']}: reviews with row 0 of K, strictly"
+        elif nd["skipped"]:
+            hover = f"{nd['name']} is skipped here: its K entry is 0"
+        else:
+            par = nodes[nd["parent"]]
+            hover = (f"{nd['name']} drafts for {par['name']} until the block holds >= {nd['threshold']} tokens"
+                     f"<br>reviewed {'strictly by the target' if nd['strict'] else f'with lenience {lam:g}'}")
+        fig.add_scatter(x=[xs[nd["id"]]], y=[nd["level"]], mode="markers+text", text=[nd["name"]],
+                        textposition="middle center", showlegend=False, hovertext=[hover], hoverinfo="text",
+                        opacity=0.45 if nd["skipped"] else 1.0,
+                        marker=dict(size=44 if nd["level"] == 0 else 38, color=col, symbol="square",
+                                    line=dict(color="#000000", width=1)),
+                        textfont=dict(color=text_color(col), size=11))
+    for r in tree["rows"]:
+        parts = ", ".join(f"{d} +{b} (\u2265 {t})" for d, b, t in zip(r["drafters"], r["budgets"], r["thresholds"]))
+        how = "strict" if r["row"] == 0 else f"lenience {r['lenience']:g}"
+        fig.add_annotation(x=width + 0.6, y=r["level"], xanchor="left", showarrow=False, align="left",
+                           text=f"<b>{r['reviewer']}</b> reviews with K[{r['row']}] = {r['budgets']} ({how}):"
+                                f"<br>{parts}", font=dict(size=11))
+    if tree["drafters"][-1] == "mag":
+        fig.add_annotation(x=width + 0.6, y=n_levels - 1, xanchor="left", showarrow=False, align="left",
+                           font=dict(size=11), text="<b>mag</b>: Max-Gram, no model, never reviews")
+    fig.update_layout(
+        title=dict(text=title or f"Algorithm 1 for K = {tree['k']}: who drafts for whom<br><sup>each box drafts "
+                   f"for the box above it; siblings draft left to right, each until the block reaches its "
+                   f"length; then the parent reviews the block in one pass</sup>", font=dict(size=14)),
+        template="plotly_white", height=150 + 95 * n_levels, width=max(640, 260 + 110 * (width + 1) + 330),
+        xaxis=dict(visible=False, range=[-0.6, width + 4.2]),
+        yaxis=dict(visible=False, range=[n_levels - 0.5, -0.6]),
+        legend=dict(orientation="h", y=-0.02, yanchor="top", x=0),
+        margin=dict(l=10, r=10, t=70, b=40))
+    return fig
