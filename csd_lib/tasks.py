@@ -480,7 +480,7 @@ def load_task(name: str, split: str = "test", n: int | None = None, seed: int = 
     if exs is None:
         synth = "synth-" + name
         exs = _load_synth(synth, split, n, 0)
-        why = "the network is off (HF_HUB_OFFLINE)" if config.HF_OFFLINE else "the hub could not serve it"
+        why = "the network is off, HF_HUB_OFFLINE=1" if config.HF_OFFLINE else "the hub could not serve it"
         print(f"load_task: {name} is not available ({why}; set CSD_DATA_DIR to a local copy); "
               f"using the {'bundled' if split == 'test' else 'generated'} {synth} {split} split ({len(exs)} examples)")
         return exs
