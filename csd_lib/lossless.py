@@ -7,8 +7,13 @@
   method give an empirical law (:func:`sample_joint`); the total variation (:func:`tv`)
   between the two is compared with the TV that pure sampling noise gives at the same
   sample size (:func:`noise_tv`).
+- Notebooks: :func:`check_identical` asserts greedy identity where the target runs in fp32
+  or fp64, and reports (never raises) where it runs in bf16 or fp16.
 """
 from __future__ import annotations
+
+import html
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -110,3 +115,116 @@ def greedy_identity(family, prompts, configs: list[dict], max_new_tokens: int = 
             label = method + "".join(f" {k}={v}" for k, v in cfg.items())
             rows.append(dict(label=label, prompt=pi, n_tokens=len(out), same=out == ref, first_diff=diff))
     return rows
+
+
+NEAR_TIE_NOTE = ("In bf16/fp16 the target's multi-token verify rounds differently from the one-token "
+                 "steps of AR, so where its top two logits nearly tie the argmax can flip; the same "
+                 "run in fp32 is exact.")
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where one method's greedy output first differs from AR's."""
+    method: str
+    position: int          # index in the generated tokens
+    ref_token: int | None  # AR's token there (None: AR had stopped)
+    token: int | None      # the method's token there (None: the method had stopped)
+    gap: float             # the target's top-1 minus top-2 logit there, recomputed in its dtype
+
+
+@dataclass(frozen=True)
+class IdentityReport:
+    """Greedy identity of several methods with AR: identical, or where each one diverged."""
+    dtype: str
+    methods: tuple[str, ...]
+    divergences: tuple[Divergence, ...]
+
+    @property
+    def identical(self) -> bool:
+        return not self.divergences
+
+    def lines(self) -> list[str]:
+        names = ", ".join(self.methods)
+        if self.identical:
+            return [f"identical: {names} return AR's tokens ({self.dtype})"]
+        tok = lambda t: "end" if t is None else str(t)  # noqa: E731
+        out = [f"{len(self.divergences)} of {len(self.methods)} methods ({names}) differ from AR in {self.dtype}:"]
+        gap = lambda g: f"the target's top-2 logit gap there is {g:.4g}" if g == g else \
+            "pass prompt= to see the target's top-2 logit gap there"  # noqa: E731
+        out += [f"- {d.method}: first differs at token {d.position} (AR {tok(d.ref_token)}, "
+                f"{d.method} {tok(d.token)}); {gap(d.gap)}" for d in self.divergences]
+        return out + [NEAR_TIE_NOTE]
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+    def _repr_markdown_(self) -> str:
+        return "\n".join(ln if ln.startswith("- ") else ln + "\n" for ln in self.lines())
+
+    def _repr_html_(self) -> str:
+        head, *rest = [html.escape(ln) for ln in self.lines()]
+        items = "".join(f"<li>{ln[2:]}</li>" for ln in rest if ln.startswith("- "))
+        notes = "".join(f"<p>{ln}</p>" for ln in rest if not ln.startswith("- "))
+        return f"<p>{head}</p>" + (f"<ul>{items}</ul>" if items else "") + notes
+
+
+def _first_diff(out: list[int], ref: list[int]) -> int | None:
+    """Index of the first differing token, or None when the two lists are equal."""
+    pos = next((i for i, (a, b) in enumerate(zip(out, ref)) if a != b), None)
+    return pos if pos is not None or len(out) == len(ref) else min(len(out), len(ref))
+
+
+@torch.no_grad()
+def _top2_gaps(family, prompt, ref: list[int], positions: list[int]) -> dict[int, float]:
+    """The target's top-1 minus top-2 logit at each position after AR's prefix (one forward)."""
+    lm = family.target
+    lo, hi = min(positions), max(positions)
+    seq = lm.start(encode_prompt(family, prompt)) + ref[:hi]
+    try:
+        top = lm.logits(seq, hi - lo).topk(2, dim=-1).values  # (hi - lo + 1, 2)
+    finally:
+        lm.release()
+    return {p: float(top[p - lo, 0] - top[p - lo, 1]) for p in positions}
+
+
+def check_identical(family, ref, *gens, prompt=None) -> IdentityReport:
+    """Greedy identity of ``gens`` with AR's ``ref``: asserted in fp32/fp64, reported otherwise.
+
+    Where the target computes in fp32 or fp64 any difference raises AssertionError naming
+    the method and the first diverging token. In bf16 or fp16 nothing raises: the report
+    gives, per differing method, the first diverging token and the target's top-2 logit
+    gap there, recomputed by one forward over ``prompt`` plus AR's tokens before it
+    (without ``prompt`` the gap is NaN).
+
+    Args:
+        ref: AR's greedy ``Generation``; gens: other methods' greedy ``Generation``s of the
+            same prompt.
+    Returns:
+        an :class:`IdentityReport` (shows as text, Markdown or HTML).
+    """
+    if not gens:
+        raise ValueError("pass AR's generation and at least one other, e.g. check_identical(fam, ar, sd, csd)")
+    for g in (ref, *gens):
+        if g.config.get("temperature", 0.0) != 0.0:
+            raise ValueError(f"the {g.method} generation was sampled (temperature {g.config['temperature']}); "
+                             f"identity with AR holds for greedy output only (temperature=0)")
+        if g.config.get("family", family.name) != family.name:
+            raise ValueError(f"the {g.method} generation comes from family {g.config['family']!r}, not "
+                             f"{family.name!r}; generate every output with the family you pass")
+    dtype = family.target.dtype
+    names = [g.method if [h.method for h in gens].count(g.method) == 1 else f"{g.method} #{i + 1}"
+             for i, g in enumerate(gens)]
+    diffs = [(name, g, _first_diff(g.token_ids, ref.token_ids)) for name, g in zip(names, gens)]
+    diffs = [(name, g, pos) for name, g, pos in diffs if pos is not None]
+    exact = dtype in (torch.float32, torch.float64)
+    if exact and diffs:
+        name, g, pos = diffs[0]
+        raise AssertionError(f"{name} differs from AR at token {pos} in {str(dtype).removeprefix('torch.')}: "
+                             f"{g.token_ids[pos:pos + 5]} vs AR {ref.token_ids[pos:pos + 5]}; greedy "
+                             f"output must be identical there")
+    gaps = _top2_gaps(family, prompt, ref.token_ids, [p for _, _, p in diffs]) if diffs and prompt is not None \
+        else {}
+    at = lambda ids, p: ids[p] if p < len(ids) else None  # noqa: E731
+    return IdentityReport(str(dtype).removeprefix("torch."), tuple(names),
+                          tuple(Divergence(name, pos, at(ref.token_ids, pos), at(g.token_ids, pos),
+                                           gaps.get(pos, float("nan"))) for name, g, pos in diffs))

@@ -1,0 +1,80 @@
+"""check_identical: asserts greedy identity in fp32/fp64, reports divergences in bf16 without raising."""
+import dataclasses
+import math
+
+import pytest
+import torch
+
+from csd_lib import generate, random_family
+from csd_lib.lossless import NEAR_TIE_NOTE, check_identical
+
+PROMPT = [5, 9, 17, 23, 5, 9, 17, 30, 41, 12]
+N = 12
+
+
+def outputs(fam):
+    return [generate(fam, PROMPT, m, max_new_tokens=N) for m in ("ar", "sd", "csd")]
+
+
+def doctor(gen, pos):
+    """A copy of ``gen`` whose token at ``pos`` is changed."""
+    ids = list(gen.token_ids)
+    ids[pos] = 3 + (ids[pos] - 3 + 1) % 45
+    return dataclasses.replace(gen, token_ids=ids)
+
+
+@pytest.mark.parametrize("arch,dtype", [("t5", torch.float64), ("llama", torch.float32)])
+def test_exact_dtypes_assert(arch, dtype):
+    fam = random_family(arch, vocab_size=48, dtype=dtype, eos=None)
+    ar, sd, csd = outputs(fam)
+    report = check_identical(fam, ar, sd, csd, prompt=PROMPT)
+    assert report.identical and report.methods == ("sd", "csd")
+    assert str(report).startswith("identical") and NEAR_TIE_NOTE not in str(report)
+    with pytest.raises(AssertionError, match=r"csd differs from AR at token 4"):
+        check_identical(fam, ar, sd, doctor(csd, 4))
+    short = dataclasses.replace(sd, token_ids=sd.token_ids[:7])  # stopped early: differs where it ends
+    with pytest.raises(AssertionError, match=r"sd differs from AR at token 7"):
+        check_identical(fam, ar, short, csd)
+
+
+def test_bf16_reports_without_raising():
+    fam = random_family("t5", vocab_size=48, dtype=torch.bfloat16, eos=None)
+    assert fam.target.dtype == torch.bfloat16
+    ar, sd, csd = outputs(fam)
+    report = check_identical(fam, ar, doctor(sd, 2), doctor(csd, 5), prompt=PROMPT)
+    assert not report.identical and report.dtype == "bfloat16"
+    (d_sd, d_csd) = report.divergences
+    assert (d_sd.method, d_sd.position, d_csd.method, d_csd.position) == ("sd", 2, "csd", 5)
+    assert d_sd.ref_token == ar.token_ids[2] and d_sd.token != d_sd.ref_token
+    # the gap is the target's own top-2 logit gap after AR's prefix, in bf16
+    lm = fam.target
+    with torch.no_grad():
+        for d in (d_sd, d_csd):
+            dec = torch.tensor([[lm.decoder_start] + ar.token_ids[:d.position]])
+            logits = lm.model(input_ids=torch.tensor([PROMPT]), decoder_input_ids=dec).logits[0, -1].float()
+            top = logits.topk(2).values
+            assert d.gap >= 0 and d.gap == pytest.approx(float(top[0] - top[1]), abs=0.05)
+    for text in (str(report), report._repr_markdown_(), report._repr_html_()):
+        assert "sd" in text and "token 2" in text and "token 5" in text
+    assert NEAR_TIE_NOTE in str(report) and NEAR_TIE_NOTE in report._repr_markdown_()
+    assert "<li>" in report._repr_html_()
+    assert lm._cache is None  # the recompute released the target's cache
+
+
+def test_bf16_identical_and_gap_needs_prompt():
+    fam = random_family("llama", vocab_size=48, n_drafters=1, dtype=torch.bfloat16, eos=None)
+    ar = generate(fam, PROMPT, "ar", max_new_tokens=N)
+    same = dataclasses.replace(ar, method="sd")
+    assert check_identical(fam, ar, same).identical
+    report = check_identical(fam, ar, doctor(same, 1))
+    assert math.isnan(report.divergences[0].gap) and "pass prompt=" in str(report)
+
+
+def test_bad_input():
+    fam = random_family("t5", vocab_size=48, n_drafters=1, eos=None)
+    ar = generate(fam, PROMPT, "ar", max_new_tokens=4)
+    with pytest.raises(ValueError, match="at least one other"):
+        check_identical(fam, ar)
+    sampled = generate(fam, PROMPT, "sd", max_new_tokens=4, temperature=1.0, seed=0)
+    with pytest.raises(ValueError, match="greedy output only"):
+        check_identical(fam, ar, sampled)
