@@ -159,7 +159,9 @@ class IdentityReport:
         return "\n".join(self.lines())
 
     def _repr_markdown_(self) -> str:
-        return "\n".join(ln if ln.startswith("- ") else ln + "\n" for ln in self.lines())
+        head, *rest = self.lines()
+        items = "\n".join(ln for ln in rest if ln.startswith("- "))
+        return "\n\n".join([head, *([items] if items else []), *(ln for ln in rest if not ln.startswith("- "))])
 
     def _repr_html_(self) -> str:
         head, *rest = [html.escape(ln) for ln in self.lines()]
