@@ -143,8 +143,8 @@ def _generate(args) -> None:
     k = read_k(args.k)
     prompts = [args.prompt] if args.prompt is not None else read_prompts(args.prompts_file)
     from .cascade import generate
-    from .families import load_family
-    fam = load_family(args.family, device=args.device, dtype=args.dtype)
+    from .families import load_from_args
+    fam = load_from_args(args)
     for p in prompts:
         g = generate(fam, p, args.method, k=k, lenience=args.lenience, temperature=args.temperature,
                      seed=args.seed, max_new_tokens=args.max_new_tokens)
@@ -203,8 +203,15 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     """Which models to load and where: shared by every command that loads a family."""
     p.add_argument("--family", choices=FAMILIES, default=None,
                    help=f"model family (default: $CSD_FAMILY, else tiny-t5; now {config.FAMILY})")
-    p.add_argument("--device", default=None, help="torch device, e.g. cpu, cuda, cuda:1 (default: best available)")
-    p.add_argument("--dtype", choices=DTYPES, default=None, help="compute dtype (default: per family and device)")
+    p.add_argument("--target", default=None, metavar="ID",
+                   help="your own target instead of --family: a hub id or local folder (seq2seq or causal)")
+    p.add_argument("--drafters", default=None, metavar="ID,ID",
+                   help="with --target: drafters, largest first, sharing the target's tokenizer; MaG is added")
+    p.add_argument("--device", default=None,
+                   help="torch device, e.g. cpu, cuda, cuda:1 (default: the policy's; tiny families stay on the CPU)")
+    p.add_argument("--dtype", choices=DTYPES, default=None,
+                   help="compute dtype (default: the policy's: bf16 on GPUs with compute capability >= 8.0, "
+                        "fp16 on T4/V100, else fp32)")
 
 
 def parser(prog: str | None = None) -> argparse.ArgumentParser:
@@ -267,8 +274,8 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     """Run the CLI; returns the exit status (0, or 2 for bad input)."""
     args = parser().parse_args(argv)
-    from transformers.utils import logging as hf_logging
-    hf_logging.disable_progress_bar()  # weight-loading bars would bury the output
+    from .models import hide_weight_loading_bars
+    hide_weight_loading_bars()  # weight-loading bars would bury the output; download bars stay
     try:
         args.func(args)
     except (ValueError, OSError) as e:  # UnicodeDecodeError and JSONDecodeError are ValueErrors

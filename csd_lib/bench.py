@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from .cascade import METHODS, generate
+from .cascade import METHODS, check_lenience, check_max_new_tokens, generate
 from .trace import previous_work_costs
 
 HF_METHODS = ("hf-assisted", "hf-pld")
@@ -118,6 +118,11 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _load1() -> float | None:
+    """The machine's 1-minute load average (how busy the CPUs were), where the OS reports one."""
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+
+
 def _key(r: dict) -> tuple[int, str, int]:
     return r["example"], r["method"], r.get("rep", 0)
 
@@ -139,6 +144,9 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
         raise ValueError(f"unknown method(s) {bad}; use {', '.join(ALL_METHODS)}")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
+    check_max_new_tokens(max_new_tokens)  # bad settings fail here, not as an error line per example
+    if lenience is not None:
+        check_lenience(lenience)
     if "ar" not in methods:
         methods = ["ar", *methods]  # the reference for identity and speedups
     out = Path(out)
@@ -166,7 +174,7 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
             except Exception as e:  # noqa: BLE001 - one failing example must not end a long run
                 rec = {"error": f"{type(e).__name__}: {e}"}
             rec.update(example=i, method=m, rep=rep, family=family.name, task=ex.task, source=ex.source,
-                       max_new_tokens=max_new_tokens, env=env)
+                       max_new_tokens=max_new_tokens, env=env, load1=_load1())
             f.write(json.dumps(rec) + "\n")
             f.flush()
             os.fsync(f.fileno())
@@ -322,13 +330,13 @@ def format_table(summary: dict) -> str:
 # -- CLI -------------------------------------------------------------------------------
 
 def main(args) -> None:
-    from .families import load_family
+    from .families import load_from_args
     from .tasks import load_task
     if args.n < 1:
         raise ValueError(f"--n must be >= 1, got {args.n}")
     if args.threads:
         torch.set_num_threads(args.threads)
-    fam = load_family(args.family, device=args.device, dtype=args.dtype)
+    fam = load_from_args(args)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if "staged" in methods and len(fam.drafters) < 2:
         print(f"note: family '{fam.name}' has one drafter; skipping 'staged'")

@@ -128,7 +128,7 @@ def load_family(name: str | None = None, device=None, dtype=None, *, target: str
             raise ValueError(f"give a preset name ({name!r}) or target=..., not both")
         ds = [drafters] if isinstance(drafters, str) else list(drafters or [])
         style = prompt_style or ("vicuna-v1.1" if "vicuna" in str(target).lower() else "plain")
-        fam = _load_hub(f"custom:{target}", str(target), [str(d) for d in ds], default_k(len(ds)),
+        fam = _load_hub(custom_name(str(target)), str(target), [str(d) for d in ds], default_k(len(ds)),
                         DEFAULT_LENIENCE, device, dtype, style, advice="check the ids or paths")
     elif drafters is not None:
         raise ValueError("drafters=... needs target=...: the checkpoint they draft for")
@@ -153,6 +153,21 @@ def load_family(name: str | None = None, device=None, dtype=None, *, target: str
         from .cascade import check_lenience
         fam.default_lenience = check_lenience(lenience)
     return fam
+
+
+def custom_name(target: str) -> str:
+    """A file-safe family name for your own target: ``custom-`` + its folder name or hub id."""
+    base = Path(target).name if Path(target).is_dir() else target.replace("/", "--")
+    return "custom-" + re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-")
+
+
+def load_from_args(args) -> Family:
+    """The family named by CLI arguments: ``--family``, or ``--target ID --drafters ID,ID``; ``--device``, ``--dtype``."""
+    drafters = getattr(args, "drafters", None)
+    if isinstance(drafters, str):
+        drafters = [d.strip() for d in drafters.split(",") if d.strip()]
+    return load_family(args.family, device=args.device, dtype=args.dtype, target=getattr(args, "target", None),
+                       drafters=drafters)
 
 
 _OFFLINE_ADVICE = ("use family='tiny-t5' (the embedded default, works offline), or go online / set HF_HOME "

@@ -1,4 +1,6 @@
 """Bring your own models: load_family(target=..., drafters=[...]) on local directories."""
+import json
+
 import pytest
 import torch
 
@@ -28,7 +30,7 @@ def test_byo_family_is_lossless_with_default_k(arch, sizes, tmp_path):
     n = len(sizes) - 1
     assert [d.name for d in fam.drafters] == roles(n) and [d.model_id for d in fam.drafters] == paths[1:]
     assert fam.default_k == default_k(n) and fam.default_lenience == DEFAULT_LENIENCE
-    assert fam.name == f"custom:{paths[0]}" and fam.policy.device.type == "cpu"
+    assert fam.name == f"custom-{arch}-target-0" and fam.policy.device.type == "cpu"
     assert "parameter-count ratios" in fam.previous_work.source
     prompt = "w5 w6 w7 w5 w6 w9"
     ar = generate(fam, prompt, "ar", max_new_tokens=16)
@@ -100,3 +102,17 @@ def test_vicuna_named_target_gets_the_chat_template(tmp_path):
 ])
 def test_default_k_rule(n, want):
     assert default_k(n) == want
+
+
+def test_cli_target_and_drafters(tmp_path, capsys):
+    from csd_lib.__main__ import main
+    paths = [save(tmp_path, "t5", s, i) for i, s in enumerate(["target", "base", "small"])]
+    out = {}
+    for method in ("ar", "csd"):
+        rc = main(["generate", "--target", paths[0], "--drafters", ",".join(paths[1:]), "--method", method,
+                   "--prompt", "w5 w6 w7 w5 w6", "--max-new-tokens", "10", "--dtype", "fp32", "--json"])
+        assert rc == 0
+        out[method] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["csd"]["token_ids"] == out["ar"]["token_ids"] and out["csd"]["config"]["family"] == "custom-t5-target-0"
+    rc = main(["generate", "--drafters", paths[1], "--prompt", "w5"])
+    assert rc == 2 and "needs target" in capsys.readouterr().err
