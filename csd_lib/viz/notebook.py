@@ -3,7 +3,10 @@ from __future__ import annotations
 
 
 def setup_notebook(family: str | None = None) -> None:
-    """Notebook defaults: the plotly renderer named by CSD_PLOTLY_RENDERER, no progress bars.
+    """Notebook defaults: the plotly renderer named by CSD_PLOTLY_RENDERER, no weight-loading bars.
+
+    Download bars of the Hugging Face hub stay visible, so a multi-GB first download of a
+    real family shows its progress.
 
     For the embedded tiny families one torch thread is used: per-call overhead dominates
     their forward passes, and more threads only add contention on a shared CPU.
@@ -15,5 +18,5 @@ def setup_notebook(family: str | None = None) -> None:
     if config.PLOTLY_RENDERER:
         import plotly.io as pio
         pio.renderers.default = config.PLOTLY_RENDERER
-    from transformers.utils import logging as hf_logging
-    hf_logging.disable_progress_bar()
+    from ..models import hide_weight_loading_bars
+    hide_weight_loading_bars()
