@@ -8,8 +8,12 @@ from pathlib import Path
 import torch
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-MODELS_DIR = REPO_ROOT / "data" / "models"    # shipped tiny families (HF format)
-TASKS_DIR = REPO_ROOT / "data" / "tasks"      # bundled synthetic test splits
+# data/ of a checkout (editable install or not installed); in an installed wheel the same
+# files ship inside the package as csd_lib/_data (pyproject.toml, package-data).
+DATA_ROOT = REPO_ROOT / "data" if (REPO_ROOT / "pyproject.toml").is_file() and (REPO_ROOT / "data").is_dir() \
+    else Path(__file__).resolve().parent / "_data"
+MODELS_DIR = DATA_ROOT / "models"             # shipped tiny families (HF format)
+TASKS_DIR = DATA_ROOT / "tasks"               # bundled synthetic test splits
 RESULTS_DIR = REPO_ROOT / "results"           # committed benchmark results
 
 FAMILY = os.environ.get("CSD_FAMILY", "tiny-t5")
