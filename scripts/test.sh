@@ -2,6 +2,7 @@
 # Set up .venv if needed, then run every test: unit/property tests, notebooks (nbval),
 # the output-free-notebook check, a bench smoke run, and the browser check when Chromium exists.
 source "$(dirname "$0")/env.sh"
+export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TRANSFORMERS_OFFLINE="${TRANSFORMERS_OFFLINE:-1}"  # tests never need the hub
 set -x
 python scripts/check_notebooks.py
 python -m pytest tests
