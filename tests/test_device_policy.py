@@ -171,3 +171,52 @@ def test_accelerate_path_with_a_tiny_memory_budget(arch, tmp_path):
     ref = LM("ref", m)
     a, b = lm.start([5, 6, 7]), ref.start([5, 6, 7])
     assert torch.allclose(lm.logits(a + [8, 9], 2), ref.logits(b + [8, 9], 2), atol=1e-5)
+
+
+def test_family_too_large_for_the_gpu_names_a_preset_that_fits(tmp_path, monkeypatch):
+    """FLAN-T5-XXL-sized weights on a T4: stop before loading and say to use flan-t5-colab."""
+    from csd_lib import families
+    from csd_lib.families import load_family, toy_tokenizer
+    paths = []
+    for i, size in enumerate(["target", "base", "small"]):
+        d = tmp_path / size
+        random_model("t5", 48, size, i, torch.float32).save_pretrained(d)
+        toy_tokenizer(48, True).save_pretrained(d)
+        paths.append(str(d))
+    published = {paths[0]: XXL, paths[1]: BASE, paths[2]: SMALL}
+    monkeypatch.setattr(config, "describe_device", lambda device=None: T4)
+    monkeypatch.setattr(families, "count_params", lambda rid, keep=(): (int(published[rid]), 0))
+    loaded = []
+    monkeypatch.setattr(families, "load_lm", lambda *a, **k: loaded.append(a))
+    with pytest.raises(ValueError, match="cannot fit Tesla T4.*family='flan-t5-colab'"):
+        load_family(target=paths[0], drafters=paths[1:])
+    assert loaded == []                                        # nothing was loaded
+
+
+def test_family_spread_by_accelerate_when_free_memory_is_short(tmp_path, monkeypatch):
+    """7B-sized target on a 16 GB V100 with 15 GiB free: the target gets device_map='auto', drafters do not."""
+    from csd_lib import families
+    from csd_lib.families import load_family, toy_tokenizer
+    monkeypatch.setattr(config, "HF_OFFLINE", True)
+    monkeypatch.setattr(config, "DATA_DIR", None)
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "cache"))
+    paths = []
+    for i, size in enumerate(["target", "small"]):
+        d = tmp_path / size
+        random_model("llama", 48, size, i, torch.float32).save_pretrained(d)
+        toy_tokenizer(48, False).save_pretrained(d)
+        paths.append(str(d))
+    v100 = DeviceInfo("cuda", "V100-16GB", (7, 0), 16 * GiB, 15 * GiB, 0)
+    monkeypatch.setattr(config, "describe_device", lambda device=None: v100)
+    monkeypatch.setattr(families, "count_params", lambda rid, keep=(): (int(V7B if rid == paths[0] else V68M), 0))
+    calls = {}
+
+    def fake_load(name, path, policy=None, **kw):
+        calls[name] = (policy, kw)
+        return LM(name, random_model("llama", 48, name, 0, torch.float32))
+    monkeypatch.setattr(families, "load_lm", fake_load)
+    fam = load_family(target=paths[0], drafters=paths[1:])
+    pol, kw = calls["target"]
+    assert (pol.device.type, pol.dtype) == ("cuda", F16) and fam.policy is pol
+    assert kw["device_map"] == "auto" and 0 < kw["max_memory"][0] < V7B * 2
+    assert calls["small"][1] == {}                            # the drafter goes whole onto the GPU
