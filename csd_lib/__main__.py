@@ -217,7 +217,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
 def parser(prog: str | None = None) -> argparse.ArgumentParser:
     ap = _Parser(prog=prog or prog_name(), description=__doc__, formatter_class=_Help)
     ap.add_argument("--debug", action="store_true", help="show the Python traceback of an error")
-    sub = ap.add_subparsers(dest="cmd", required=True, metavar="{generate,demo,bench}")
+    sub = ap.add_subparsers(dest="command", required=True)
     common = dict(formatter_class=_Help)
 
     def command(name: str, help: str) -> argparse.ArgumentParser:

@@ -1,0 +1,249 @@
+"""Bad input across the API and the CLI, one table: every case gets its message and exit status.
+
+API cases must raise ``ValueError`` with the message. CLI cases run in process through
+``csd_lib.__main__.main(argv)`` and must end with exit status 2 and exactly one stderr
+line ``error: ...`` (no traceback), before any model loads. Every case must leave the
+files it was given byte-for-byte unchanged and create none (no half-written output).
+A few cases run the real console commands as subprocesses.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from csd_lib import generate, random_family
+from csd_lib.__main__ import main, parser, prog_name
+from csd_lib.bench import read_records, run_bench
+from csd_lib.tasks import load_task
+from csd_lib.tune import grid_search, tune
+
+NAN, INF = float("nan"), float("inf")
+
+
+@functools.lru_cache(maxsize=None)
+def fam():
+    return random_family("llama", vocab_size=32, n_drafters=2, seed=0)
+
+
+def gen(**kw):
+    return lambda d: generate(fam(), [3, 4, 5], **{"max_new_tokens": 4, **kw})
+
+
+FILES = {  # written into a fresh folder per case; {d} in argv is that folder
+    "nonutf8.jsonl": b'{"prompt": "a"}\n\xff\xfe\n',
+    "malformed.jsonl": b'{"prompt": "a"}\n\n{oops\n',
+    "noprompt.jsonl": b'{"text": "a"}\n',
+    "blank.jsonl": b"\n  \n",
+    "k_bad.json": b"[[1, 2],\n [0, 1}\n",
+    "k_nonutf8.json": b"[[1, \xe9]]\n",
+    "results_bad.jsonl": b'{"example": 0, "method": "ar"}\n{oops\n{"example": 1, "method": "ar"}\n',
+    "results_nonutf8.jsonl": b'{"example": 0, "method": "ar"}\n\xff\n',
+    "results_notrecord.jsonl": b'[1, 2]\n',
+    "afile": b"not a folder\n",
+}
+BENCH = ["bench", "--family", "tiny-t5", "--n", "1"]
+
+
+@dataclass
+class Case:
+    id: str
+    msg: str                      # must appear in the ValueError / the stderr line
+    api: object = None            # callable(dir) for API cases
+    argv: tuple = ()              # CLI arguments for CLI cases
+    code: int | None = None       # CLI exit status
+
+
+CASES = [
+    # -- API: numbers that are not finite, not numbers, or out of range
+    Case("api-temperature-nan", "temperature must be a finite number >= 0", api=gen(temperature=NAN)),
+    Case("api-temperature-inf", "temperature must be a finite number >= 0", api=gen(temperature=INF)),
+    Case("api-temperature-str", "got '0.5'", api=gen(temperature="0.5")),
+    Case("api-temperature-bool", "temperature must be", api=gen(temperature=True)),
+    Case("api-temperature-negative", "got -1", api=gen(temperature=-1)),
+    Case("api-lenience-nan", "lenience must be a finite number >= 1", api=gen(lenience=NAN)),
+    Case("api-lenience-inf", "lenience must be a finite number >= 1", api=gen(lenience=INF)),
+    Case("api-lenience-str", "got '3'", api=gen(lenience="3")),
+    Case("api-seed-negative", "seed must be an integer in [0, 2**64)", api=gen(temperature=1.0, seed=-1)),
+    Case("api-seed-float", "got 1.5", api=gen(temperature=1.0, seed=1.5)),
+    Case("api-seed-str", "got '7'", api=gen(temperature=1.0, seed="7")),
+    Case("api-seed-bool", "got True", api=gen(temperature=1.0, seed=True)),
+    Case("api-seed-huge", "seed must be", api=gen(temperature=1.0, seed=2 ** 64)),
+    Case("api-max-new-tokens-nan", "max_new_tokens must be an integer >= 1, got nan", api=gen(max_new_tokens=NAN)),
+    Case("api-max-new-tokens-float", "max_new_tokens must be an integer >= 1, got 2.0", api=gen(max_new_tokens=2.0)),
+    # -- API: lenience given to a method without draft-to-draft reviews
+    *[Case(f"api-lenience-{m}", f"method '{m}' reviews without lenience", api=gen(method=m, lenience=2.0))
+      for m in ("ar", "sd", "mag", "staged")],
+    # -- API: tuner and bench entries
+    Case("api-tune-max-new-tokens-inf", "max_new_tokens must be an integer",
+         api=lambda d: tune(fam(), ["w3 w4"], max_new_tokens=INF)),
+    Case("api-tune-candidate-lenience-nan", "lenience must be a finite number",
+         api=lambda d: tune(fam(), ["w3 w4"], candidates=[(fam().default_k, NAN)])),
+    Case("api-grid-n-zero", "n must be an integer >= 1", api=lambda d: grid_search(fam(), ["w3"], [], n=0)),
+    Case("api-run-bench-max-new-tokens-nan", "max_new_tokens must be an integer",
+         api=lambda d: run_bench(fam(), load_task("synth-gsm8k", "test", 1), ["ar"], d / "out.jsonl",
+                                 max_new_tokens=NAN, progress=False)),
+    Case("api-read-records-malformed", "results_bad.jsonl:2 is not a JSON record",
+         api=lambda d: read_records(d / "results_bad.jsonl")),
+    # -- CLI: numbers
+    Case("cli-temperature-nan", "argument --temperature: 'nan' is not a finite number",
+         argv=("generate", "--temperature", "nan", "--prompt", "x"), code=2),
+    Case("cli-temperature-text", "argument --temperature: 'warm' is not a number",
+         argv=("generate", "--temperature", "warm", "--prompt", "x"), code=2),
+    Case("cli-lenience-inf", "argument --lenience: 'inf' is not a finite number",
+         argv=("generate", "--lenience", "inf", "--prompt", "x"), code=2),
+    Case("cli-seed-negative", "argument --seed: '-3' is not an integer in [0, 2**64)",
+         argv=("generate", "--temperature", "1", "--seed=-3", "--prompt", "x"), code=2),
+    Case("cli-seed-float", "argument --seed: '1.5' is not an integer",
+         argv=("generate", "--seed", "1.5", "--prompt", "x"), code=2),
+    Case("cli-max-new-tokens-zero", "argument --max-new-tokens: '0' must be >= 1",
+         argv=("generate", "--max-new-tokens", "0", "--prompt", "x"), code=2),
+    Case("cli-max-new-tokens-nan", "argument --max-new-tokens: 'nan' is not an integer",
+         argv=("generate", "--max-new-tokens", "nan", "--prompt", "x"), code=2),
+    # -- CLI: names outside the choices
+    Case("cli-method", "argument --method: invalid choice: 'beam'",
+         argv=("generate", "--method", "beam", "--prompt", "x"), code=2),
+    Case("cli-family", "argument --family: invalid choice: 'gpt-5'",
+         argv=("generate", "--family", "gpt-5", "--prompt", "x"), code=2),
+    Case("cli-dtype", "argument --dtype: invalid choice: 'fp8'",
+         argv=("generate", "--dtype", "fp8", "--prompt", "x"), code=2),
+    Case("cli-lenience-sd", "method 'sd' reviews without lenience",
+         argv=("generate", "--method", "sd", "--lenience", "2", "--prompt", "x"), code=2),
+    Case("cli-no-prompt", "give exactly one of --prompt TEXT or --prompts-file", argv=("generate",), code=2),
+    Case("cli-no-command", "the following arguments are required: command", argv=(), code=2),
+    # -- CLI: files
+    Case("cli-prompts-missing", "prompts file {d}/missing.jsonl not found",
+         argv=("generate", "--prompts-file", "{d}/missing.jsonl"), code=2),
+    Case("cli-prompts-directory", "prompts file {d} is a directory", argv=("generate", "--prompts-file", "{d}"), code=2),
+    Case("cli-prompts-nonutf8", "{d}/nonutf8.jsonl:2 is not UTF-8 text (byte 0xff)",
+         argv=("generate", "--prompts-file", "{d}/nonutf8.jsonl"), code=2),
+    Case("cli-prompts-malformed", "{d}/malformed.jsonl:3 is not JSON",
+         argv=("generate", "--prompts-file", "{d}/malformed.jsonl"), code=2),
+    Case("cli-prompts-no-prompt-key", "{d}/noprompt.jsonl:1 has no string 'prompt'",
+         argv=("generate", "--prompts-file", "{d}/noprompt.jsonl"), code=2),
+    Case("cli-prompts-blank", "{d}/blank.jsonl holds no prompts",
+         argv=("generate", "--prompts-file", "{d}/blank.jsonl"), code=2),
+    Case("cli-k-json", "--k is not valid JSON", argv=("generate", "--k", "[[1,", "--prompt", "x"), code=2),
+    Case("cli-k-file-missing", "K file {d}/k.json not found", argv=("generate", "--k", "@{d}/k.json", "--prompt", "x"),
+         code=2),
+    Case("cli-k-file-malformed", "{d}/k_bad.json:2 is not valid JSON",
+         argv=("generate", "--k", "@{d}/k_bad.json", "--prompt", "x"), code=2),
+    Case("cli-k-file-nonutf8", "{d}/k_nonutf8.json:1 is not UTF-8",
+         argv=("generate", "--k", "@{d}/k_nonutf8.json", "--prompt", "x"), code=2),
+    # -- CLI: bench, validated before any model loads; nothing written
+    Case("cli-bench-methods", "argument --methods: unknown method(s) beam",
+         argv=(*BENCH, "--methods", "ar,beam", "--out", "{d}/out.jsonl", "--summary-json", "{d}/s.json"), code=2),
+    Case("cli-bench-methods-empty", "argument --methods: unknown method(s) ','",
+         argv=(*BENCH, "--methods", ",", "--out", "{d}/out.jsonl"), code=2),
+    Case("cli-bench-task", "argument --task: invalid choice: 'nope'",
+         argv=(*BENCH, "--task", "nope", "--out", "{d}/out.jsonl"), code=2),
+    Case("cli-bench-n-zero", "argument --n: '0' must be >= 1", argv=("bench", "--n", "0", "--out", "{d}/o.jsonl"), code=2),
+    Case("cli-bench-lenience-low", "lenience must be a finite number >= 1 (1 = strict review), got 0.5",
+         argv=(*BENCH, "--lenience", "0.5", "--out", "{d}/out.jsonl", "--summary-json", "{d}/s.json"), code=2),
+    Case("cli-bench-no-out", "the following arguments are required: --out", argv=(*BENCH,), code=2),
+    Case("cli-bench-out-directory", "--out {d} is a directory", argv=(*BENCH, "--out", "{d}"), code=2),
+    Case("cli-bench-summary-under-file", "--summary-json {d}/afile/s.json: {d}/afile is a file",
+         argv=(*BENCH, "--out", "{d}/out.jsonl", "--summary-json", "{d}/afile/s.json"), code=2),
+    Case("cli-bench-resume-malformed", "{d}/results_bad.jsonl:2 is not a JSON record",
+         argv=(*BENCH, "--out", "{d}/results_bad.jsonl", "--summary-json", "{d}/s.json"), code=2),
+    Case("cli-bench-resume-nonutf8", "{d}/results_nonutf8.jsonl:2 is not UTF-8 text",
+         argv=(*BENCH, "--out", "{d}/results_nonutf8.jsonl"), code=2),
+    Case("cli-bench-resume-not-a-record", "{d}/results_notrecord.jsonl:1 is not a results record",
+         argv=(*BENCH, "--out", "{d}/results_notrecord.jsonl"), code=2),
+    Case("cli-bench-k-file-missing", "K file {d}/k.json not found",
+         argv=(*BENCH, "--k", "@{d}/k.json", "--out", "{d}/out.jsonl"), code=2),
+    Case("cli-demo-n", "argument --n: 'x' is not an integer", argv=("demo", "--n", "x"), code=2),
+]
+
+
+def snapshot(d: Path) -> dict:
+    return {str(p.relative_to(d)): (p.read_bytes() if p.is_file() else None) for p in sorted(d.rglob("*"))}
+
+
+def test_enough_cases():
+    assert len(CASES) >= 30 and len({c.id for c in CASES}) == len(CASES)
+    assert sum(c.api is not None for c in CASES) >= 10 and sum(c.api is None for c in CASES) >= 20
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input(case, tmp_path, capsys):
+    for name, data in FILES.items():
+        (tmp_path / name).write_bytes(data)
+    before = snapshot(tmp_path)
+    msg = case.msg.format(d=tmp_path)
+    if case.api is not None:
+        with pytest.raises(ValueError) as e:
+            case.api(tmp_path)
+        assert msg in str(e.value), str(e.value)
+    else:
+        try:
+            rc = main([a.format(d=tmp_path) for a in case.argv])
+        except SystemExit as e:  # argparse's usage errors
+            rc = e.code
+        err = capsys.readouterr().err
+        assert rc == case.code, err
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, err
+        assert msg in lines[0], lines[0]
+    assert snapshot(tmp_path) == before  # nothing created, nothing half written
+
+
+def test_help_lists_choices_and_defaults(capsys):
+    for cmd, words in (("generate", ["{ar,sd,mag,staged,csd}", "tiny-t5,tiny-llama", "(default: csd)", "fp16"]),
+                       ("bench", ["synth-gsm8k,synth-mmlu", "hf-assisted", "(default: 128)"])):
+        with pytest.raises(SystemExit) as e:
+            main([cmd, "--help"])
+        assert e.value.code == 0
+        out = capsys.readouterr().out
+        for w in words:
+            assert w in out, (cmd, w)
+
+
+def test_prog_is_the_scripts_own_name(monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["/opt/venv/bin/csd"])
+    assert prog_name() == "csd" and parser().prog == "csd"
+    monkeypatch.setattr(sys, "argv", ["/work/main/csd_lib/__main__.py"])
+    assert prog_name() == "python -m csd_lib"
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads any file")
+def test_unreadable_prompts_file(tmp_path, capsys):
+    f = tmp_path / "p.jsonl"
+    f.write_text('{"prompt": "a"}\n')
+    f.chmod(0)
+    assert main(["generate", "--prompts-file", str(f)]) == 2
+    assert f"prompts file {f} is not readable (permission denied)" in capsys.readouterr().err
+
+
+# -- the real commands: no traceback, the exit status, the script's name ------------------------
+
+def run(*argv):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    return subprocess.run(list(argv), capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_subprocess_missing_prompts_file(tmp_path):
+    r = run(sys.executable, "-m", "csd_lib", "generate", "--prompts-file", str(tmp_path / "nope.jsonl"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines() == [f"error: prompts file {tmp_path / 'nope.jsonl'} not found; pass a JSONL "
+                                             f'file where each line must be {{"prompt": "..."}}']
+
+
+def test_subprocess_debug_shows_the_traceback(tmp_path):
+    r = run(sys.executable, "-m", "csd_lib", "--debug", "generate", "--prompts-file", str(tmp_path / "nope.jsonl"))
+    assert r.returncode == 1 and "Traceback" in r.stderr and "not found" in r.stderr
+
+
+@pytest.mark.skipif(not (Path(sys.executable).parent / "csd").exists(), reason="console script not installed")
+def test_subprocess_console_script_bad_methods(tmp_path):
+    out = tmp_path / "out.jsonl"
+    r = run(str(Path(sys.executable).parent / "csd"), "bench", "--methods", "ar,beam", "--out", str(out))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and not out.exists()
+    assert r.stderr.strip().splitlines() == [
+        "error: argument --methods: unknown method(s) beam; use a comma-separated list of ar, sd, mag, staged, csd, "
+        "hf-assisted, hf-pld; see csd bench --help"]
