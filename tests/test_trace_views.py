@@ -100,37 +100,6 @@ def test_figures_build(fam, csd):
     assert "csd-mag-suffix" in h and "csd-mag-src" in h and "csd-tok" in h
 
 
-def test_live_panel_reruns_and_reports_errors(fam):
-    ipywidgets = pytest.importorskip("ipywidgets")
-    from csd_lib.widgets import live_panel
-    p = live_panel(fam, "w5 w6 w7 w5 w6", max_new_tokens=12)
-    assert isinstance(p, ipywidgets.VBox) and p.runs == 1
-    assert "csd-tok" in p.trace.value and "identical to AR (greedy)</th><td>yes" in p.stats.value
-    n = len(fam.drafters) + 1
-    assert len(p.k_cells) == n and all(len(r) == n for r in p.k_cells)
-    assert all(p.k_cells[i][j].disabled == (j < i) for i in range(n) for j in range(n))
-    before = p.trace.value
-    p.controls["lenience"].value = 5.0
-    assert p.runs == 2 and p.trace.value != before
-    p.k_cells[0][0].value = -2
-    assert "ValueError" in p.error.value and p.runs == 2
-    p.k_cells[0][0].value = 4
-    assert p.error.value == "" and p.runs == 3
-    p.controls["method"].value = "staged"  # staged ignores the panel's lenience instead of failing
-    assert p.error.value == "" and p.runs == 4
-    p.controls["prompt"].value = "   "
-    assert "empty" in p.error.value
-
-
-def test_live_panel_one_drafter_family():
-    pytest.importorskip("ipywidgets")
-    from csd_lib.widgets import k_labels, live_panel
-    f = random_family("llama", vocab_size=32, n_drafters=1, seed=2)
-    assert k_labels(f) == (["target", "small"], ["small", "mag"])
-    p = live_panel(f, "w5 w6 w7 w5 w6", max_new_tokens=8)
-    assert p.error.value == "" and "csd-tok" in p.trace.value
-
-
 def _ids(rng, n, v=8):
     return rng.integers(3, v, size=n).tolist()
 

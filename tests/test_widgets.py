@@ -1,0 +1,129 @@
+"""The live panel without a browser: set widget values in code, read the readouts."""
+import re
+
+import pytest
+
+from csd_lib import generate, load_family, random_family, viz
+from csd_lib.widgets import SAMPLE_TEMPERATURE, pair_acceptance, parse_k, run_diff
+
+ipywidgets = pytest.importorskip("ipywidgets")
+from csd_lib.widgets import k_labels, live_panel  # noqa: E402
+
+PROMPT = "w5 w6 w7 w5 w6"
+
+
+@pytest.fixture
+def agreeing():
+    """Drafters that are the target: lenient draft-to-draft reviews accept the same tokens at any l."""
+    return random_family("t5", vocab_size=32, n_drafters=2, seed=3, drafter_is_target=True)
+
+
+def _hint(msg):
+    return msg.split("):", 1)[1]
+
+
+def test_parse_k_rejects_letters_and_fractions_like_negatives():
+    assert parse_k([["5", "1", "10"], ["", " 2", "+3"], ["", "", "10"]]) == [[5, 1, 10], [0, 2, 3], [0, 0, 10]]
+    msgs = {}
+    for bad in ("a", "1.5", "", "-1"):
+        with pytest.raises(ValueError) as e:
+            parse_k([[bad, "10"], ["0", "10"]])
+        msgs[bad] = str(e.value)
+    assert "(negative)" in msgs["-1"] and all("(not an integer)" in msgs[b] for b in ("a", "1.5", ""))
+    assert len({_hint(m) for m in msgs.values()}) == 1  # one message, whatever the mistake
+
+
+def test_panel_k_cells_report_letters_and_redraw_the_tree(agreeing):
+    p = live_panel(agreeing, PROMPT, max_new_tokens=12)
+    assert p.runs == 1 and p.error.value == ""
+    assert str(agreeing.default_k) in p.tree_figure.layout.title.text
+    p.k_cells[0][0].value = "x"
+    assert "not an integer" in p.error.value and p.runs == 1
+    letter = _hint(re.sub(r"<[^>]+>", "", p.error.value))
+    p.k_cells[0][0].value = -2  # code may still assign numbers
+    assert "negative" in p.error.value and _hint(re.sub(r"<[^>]+>", "", p.error.value)) == letter
+    p.k_cells[0][0].value = "1.5"
+    assert "not an integer" in p.error.value and p.runs == 1
+    p.k_cells[0][0].value = "7"
+    assert p.error.value == "" and p.runs == 2
+    k = [row[:] for row in agreeing.default_k]
+    k[0][0] = 7
+    assert p.last.config["k"] == k and str(k) in p.tree_figure.layout.title.text
+    assert "K " in p.diff.value and "\u2192" in p.diff.value
+
+
+def test_a_change_that_moves_nothing_says_only_timing_moved(agreeing):
+    p = live_panel(agreeing, PROMPT, max_new_tokens=12)
+    assert "first run" in p.diff.value
+    p.controls["lenience"].value = agreeing.default_lenience + 3
+    d = run_diff(p.last, p.previous)
+    assert d["only_timing"] and d["tokens_changed"] == 0 and d["level_changed"] == 0
+    assert "altered no token" in p.diff.value and "timing noise" in p.diff.value
+    assert "lenience" in p.diff.value and "tokens different from greedy AR: <b>0</b>" in p.diff.value
+    # a K change that moves the calls is reported as such, without the noise sentence
+    p.k_cells[0][0].value = str(agreeing.default_k[0][0] + 4)
+    d = run_diff(p.last, p.previous)
+    assert d["calls_changed"] and not d["only_timing"]
+    assert "altered no token" not in p.diff.value
+    for m, (a, b) in d["calls_changed"].items():
+        assert f"{m} {a} \u2192 {b}" in p.diff.value
+
+
+def test_pairs_show_this_run_beside_the_previous(agreeing):
+    p = live_panel(agreeing, PROMPT, max_new_tokens=12)
+    p.k_cells[0][0].value = "0"  # the target's blocks now start with small
+    cur, prev = pair_acceptance(p.last), pair_acceptance(p.previous)
+    assert cur and cur != prev
+    for key, (a, r) in cur.items():
+        ps = p.last.stats.acceptance[key]
+        assert (a, r) == (sum(ps.accepted), sum(ps.reached))
+        row = re.search(rf"<td>{re.escape(key.replace('<', '&lt;'))}</td><td>([^<]*)</td><td>([^<]*)</td>", p.pairs.value)
+        assert row and row.group(1) == f"{a}/{r} = {a / r:.2f}"
+        pa = prev.get(key)
+        assert row.group(2) == (f"{pa[0]}/{pa[1]} = {pa[0] / pa[1]:.2f}" if pa and pa[1] else "-")
+
+
+def test_sample_mode_uses_the_default_temperature_and_ar_runs_once(agreeing, monkeypatch):
+    import csd_lib.widgets as wmod
+    calls = []
+    real = wmod.generate
+    monkeypatch.setattr(wmod, "generate", lambda fam, text, m, **kw: calls.append(m) or real(fam, text, m, **kw))
+    p = live_panel(agreeing, PROMPT, max_new_tokens=12)
+    assert p.controls["temperature"].disabled and p.last.config["temperature"] == 0.0
+    p.controls["decoding"].value = "sample"
+    assert not p.controls["temperature"].disabled
+    assert p.last.config["temperature"] == SAMPLE_TEMPERATURE == p.controls["temperature"].value
+    p.controls["seed"].value = 1
+    p.controls["lenience"].value = 3.0
+    assert calls.count("ar") == 1 and p.runs == 4  # greedy AR once per prompt and length
+    p.controls["max_new_tokens"].value = 10
+    assert calls.count("ar") == 2
+    assert f"tokens different from greedy AR: <b>{run_diff(p.last, ar=generate(agreeing, PROMPT, 'ar', max_new_tokens=10))['vs_ar']}</b>" in p.diff.value
+
+
+def test_panel_keeps_reporting_other_errors(agreeing):
+    p = live_panel(agreeing, PROMPT, max_new_tokens=12)
+    p.controls["method"].value = "staged"  # staged ignores the panel's lenience instead of failing
+    assert p.error.value == "" and p.runs == 2
+    p.controls["prompt"].value = "   "
+    assert "empty" in p.error.value
+
+
+def test_live_panel_one_drafter_family():
+    f = random_family("llama", vocab_size=32, n_drafters=1, seed=2)
+    assert k_labels(f) == (["target", "small"], ["small", "mag"])
+    p = live_panel(f, PROMPT, max_new_tokens=8)
+    assert p.error.value == "" and "csd-tok" in p.trace.value
+    assert [r["reviewer"] for r in viz.cascade_tree(f)["rows"]] == ["target", "small"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["tiny-t5", "tiny-llama"])
+def test_default_sample_temperature_visibly_changes_the_text(name):
+    from csd_lib.widgets import _default_prompt
+    fam = load_family(name)
+    prompt = _default_prompt(fam)
+    greedy = generate(fam, prompt, "csd", max_new_tokens=64).token_ids
+    differ = [generate(fam, prompt, "csd", temperature=SAMPLE_TEMPERATURE, seed=s, max_new_tokens=64).token_ids
+              != greedy for s in range(5)]
+    assert all(differ), f"{name}: temperature {SAMPLE_TEMPERATURE} left seeds {differ} equal to greedy"
