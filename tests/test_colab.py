@@ -1,0 +1,204 @@
+"""Colab from any fork: the setup cell (run twice, as after a restart), the URL rewrite, the badges."""
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from csd_lib import colab, config
+
+ROOT = config.REPO_ROOT
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+SCRIPT = ROOT / "scripts" / "set_repo_url.py"
+A, B = "https://github.com/alice/csd-fork", "https://github.com/bob/other-name"
+
+
+# -- the setup cell, executed ---------------------------------------------------------
+
+@pytest.fixture
+def fake_colab(tmp_path):
+    """A folder for PYTHONPATH with a fake ``google.colab`` and a fake ``pip`` that logs its argv."""
+    fake = tmp_path / "fake"
+    (fake / "google" / "colab").mkdir(parents=True)  # google stays a namespace package
+    (fake / "google" / "colab" / "__init__.py").write_text("")
+    (fake / "google" / "colab" / "output.py").write_text(
+        "def enable_custom_widget_manager():\n    print('CUSTOM-WIDGET-MANAGER-ON')\n")
+    (fake / "pip").mkdir()
+    (fake / "pip" / "__init__.py").write_text("")
+    log = tmp_path / "pip_calls.jsonl"
+    (fake / "pip" / "__main__.py").write_text(
+        f"import json, sys\nwith open({str(log)!r}, 'a') as f:\n    f.write(json.dumps(sys.argv[1:]) + '\\n')\n")
+    # torch (and only torch) visible to `python -S`, as on a runtime where csd-workbook is not installed yet
+    site = tmp_path / "site"
+    site.mkdir()
+    torch_dist = importlib.metadata.distribution("torch")
+    (site / "torch").symlink_to(Path(torch_dist.locate_file("torch")))
+    dist_info = Path(torch_dist._path)  # the dist-info folder
+    (site / dist_info.name).symlink_to(dist_info)
+    return fake, site, log
+
+
+RUNNER = """
+import json, sys
+import google.colab  # Colab has it imported before any cell runs
+src = open(sys.argv[1]).read()
+for _ in range(int(sys.argv[2])):
+    exec(compile(src, "setup-cell", "exec"), {"__name__": "__main__"})
+out = dict(path0=sys.path[0], count=sys.path.count(sys.argv[3]))
+if sys.argv[4] == "import":
+    import csd_lib
+    out["csd_lib"] = csd_lib.__file__
+print("RESULT " + json.dumps(out))
+"""
+
+
+def run_cell(tmp_path, fake, site, url, where, times=1, bare=True, do_import=False):
+    cell = tmp_path / "cell.py"
+    cell.write_text(colab.setup_cell_source(url, str(where)))
+    runner = tmp_path / "runner.py"
+    runner.write_text(RUNNER)
+    cwd = tmp_path / "content"
+    cwd.mkdir(exist_ok=True)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(fake)] + ([str(site)] if bare else [])),
+               TMPDIR=str(tmp_path), GIT_TERMINAL_PROMPT="0")
+    cmd = [sys.executable] + (["-S"] if bare else []) + [str(runner), str(cell), str(times), str(where),
+                                                          "import" if do_import else "-"]
+    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    res = next((json.loads(ln[7:]) for ln in p.stdout.splitlines() if ln.startswith("RESULT ")), None)
+    return p, res
+
+
+def pip_calls(log):
+    return [json.loads(ln) for ln in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_setup_cell_clones_once_and_reruns(tmp_path, fake_colab):
+    fake, site, log = fake_colab
+    where = tmp_path / "content" / "csd-workbook"
+    url = ROOT.as_uri()  # file:// URL of this repository
+
+    p, res = run_cell(tmp_path, fake, site, url, where)  # a fresh runtime
+    assert p.returncode == 0, p.stderr
+    assert "CUSTOM-WIDGET-MANAGER-ON" in p.stdout
+    assert (where / ".git").is_dir() and (where / "csd_lib" / "cascade.py").is_file()
+    assert res == dict(path0=str(where), count=1)
+    pin = tmp_path / "csd-keep-torch.txt"
+    assert pip_calls(log) == [["install", "-q", "-e", str(where), "-c", str(pin)]]
+    assert pin.read_text() == f"torch=={importlib.metadata.version('torch')}\n"  # Colab's torch is kept
+
+    p, res = run_cell(tmp_path, fake, site, url, where, times=2)  # a restart, then the cell run twice
+    assert p.returncode == 0, p.stderr
+    assert "could not update" not in p.stdout and "Could not clone" not in p.stdout
+    assert res == dict(path0=str(where), count=1)
+
+    log.unlink()  # csd-workbook installed (this venv): no pip, and csd_lib comes from the clone
+    p, res = run_cell(tmp_path, fake, site, url, where, bare=False, do_import=True)
+    assert p.returncode == 0, p.stderr
+    assert pip_calls(log) == [] and res["csd_lib"] == str(where / "csd_lib" / "__init__.py")
+
+
+def test_setup_cell_failed_clone_says_what_to_do(tmp_path, fake_colab):
+    fake, site, log = fake_colab
+    where = tmp_path / "content" / "csd-workbook"
+    p, res = run_cell(tmp_path, fake, site, (tmp_path / "no-such-repo").as_uri(), where)
+    assert p.returncode != 0 and res is None and "RuntimeError: could not clone" in p.stderr
+    assert "scripts/set_repo_url.py" in p.stdout and "pip wheel . --no-deps" in p.stdout
+    assert not where.exists() and pip_calls(log) == []
+
+
+def test_setup_cell_off_colab_finds_the_checkout(tmp_path):
+    """Without google.colab the cell clones nothing; from notebooks/ it finds csd_lib one level up."""
+    clone = tmp_path / "checkout"
+    shutil.copytree(ROOT / "csd_lib", clone / "csd_lib", ignore=shutil.ignore_patterns("__pycache__"))
+    (clone / "notebooks").mkdir()
+    code = colab.setup_cell_source("https://github.com/x/y", str(tmp_path / "never")) + \
+        "\nimport sys; print(sys.path[0])"
+    p = subprocess.run([sys.executable, "-S", "-c", code], cwd=clone / "notebooks", capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == str(clone) and not (tmp_path / "never").exists()
+
+
+# -- the rewrite ------------------------------------------------------------------------
+
+def badges(nb_text):
+    return re.findall(r"https://colab\.research\.google\.com/github/[^)\"\s]+", nb_text)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_rewrite_is_idempotent_and_touches_only_links_and_setup(path):
+    orig = path.read_text(encoding="utf-8")
+    a = colab.rewrite_notebook(orig, A)
+    assert colab.rewrite_notebook(a, A) == a  # idempotent, byte for byte
+    assert colab.rewrite_notebook(colab.rewrite_notebook(a, B), A) == a  # only URL-dependent text moves
+    nb, before = json.loads(a), json.loads(orig)
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert "".join(code[0]["source"]) == colab.setup_cell_source(A)
+    assert sum("".join(c["source"]).startswith(colab.SETUP_MARKER) for c in code) == 1
+    assert all(not c["outputs"] and c["execution_count"] is None for c in code)
+    assert badges(orig) and all(u.startswith(f"https://colab.research.google.com/github/alice/csd-fork/blob/main/"
+                                             f"notebooks/") for u in badges(a))
+    assert f"notebooks/{path.name}" in badges(a)[0]
+    # every other cell is unchanged, except the old inline Colab block of the first code cell
+    old = [c for c in before["cells"] if not "".join(c["source"]).startswith(colab.SETUP_MARKER)]
+    new = [c for c in nb["cells"] if not "".join(c["source"]).startswith(colab.SETUP_MARKER)]
+    assert len(old) == len(new)
+    for o, n in zip(old, new):
+        so, sn = "".join(o["source"]), "".join(n["source"])
+        if o["cell_type"] == "markdown":
+            assert re.sub(r"colab\.research\.google\.com/github/[^)]+", "", so) == \
+                re.sub(r"colab\.research\.google\.com/github/[^)]+", "", sn)
+        elif so != sn:
+            assert 'if "google.colab" in sys.modules' in so and "google.colab" not in sn.replace(
+                '"google.colab" in sys.modules else', "")
+        assert {k: v for k, v in o.items() if k != "source"} == {k: v for k, v in n.items() if k != "source"}
+    compile(colab.setup_cell_source(A), "setup-cell", "exec")
+
+
+def test_rewrite_refuses_what_it_cannot_do():
+    text = NOTEBOOKS[0].read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match="GitHub"):
+        colab.rewrite_notebook(text, "https://gitlab.com/a/b")
+    with pytest.raises(ValueError, match="indent 1"):
+        colab.rewrite_notebook(json.dumps(json.loads(text), indent=2), A)
+    nb = json.loads(colab.rewrite_notebook(text, A))
+    nb["cells"].insert(5, nb["cells"][1])
+    with pytest.raises(ValueError, match="2 setup cells"):
+        colab.rewrite_notebook(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", A)
+
+
+def test_constant_round_trip():
+    text = (ROOT / "csd_lib" / "colab.py").read_text()
+    assert colab.get_constant(text) == colab.REPO_URL
+    changed = colab.set_constant(text, A)
+    assert colab.get_constant(changed) == A and colab.set_constant(changed, colab.REPO_URL) == text
+    assert colab.badge_url(A + ".git", "notebooks/00_start_here.ipynb", "dev") == \
+        "https://colab.research.google.com/github/alice/csd-fork/blob/dev/notebooks/00_start_here.ipynb"
+
+
+def test_script_on_copies(tmp_path):
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    module = tmp_path / "colab.py"
+    shutil.copy(ROOT / "csd_lib" / "colab.py", module)
+    args = [sys.executable, str(SCRIPT), "--notebooks", str(tmp_path / "notebooks"), "--module", str(module)]
+    run = lambda *a: subprocess.run(args + list(a), capture_output=True, text=True)  # noqa: E731
+    assert run(A + ".git/").returncode == 0
+    assert colab.get_constant(module.read_text()) == A
+    snap = {p.name: p.read_bytes() for p in (tmp_path / "notebooks").glob("*.ipynb")}
+    p = run("--check")  # the URL now in the module
+    assert p.returncode == 0 and "up to date" in p.stdout
+    p = run(B, "--check")
+    assert p.returncode == 1 and p.stdout.count("would change") == len(snap) + 1
+    assert {p.name: p.read_bytes() for p in (tmp_path / "notebooks").glob("*.ipynb")} == snap
+    assert run("https://example.com/x/y").returncode == 2
+
+
+def test_notebooks_follow_repo_url():
+    """The committed notebooks carry REPO_URL's badges and setup cell (else run scripts/set_repo_url.py)."""
+    p = subprocess.run([sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True)
+    assert p.returncode == 0, f"notebooks out of sync with csd_lib/colab.py; run python scripts/set_repo_url.py\n" \
+                              f"{p.stdout}{p.stderr}"
