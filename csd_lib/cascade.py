@@ -8,7 +8,7 @@ Every drafter answers ``propose(ctx, prefix, cap, depth) -> Block``:
   token autoregressively, so ``ar``, ``sd``, ``mag``, ``staged`` and ``csd`` are all
   the same object with different sub-drafters.
 
-K holds increments (REFERENCE.md): the level reviewed with row ``K[i]`` lets sub-drafter
+K holds increments (docs/REFERENCE.md): the level reviewed with row ``K[i]`` lets sub-drafter
 ``j`` propose until the draft holds at least ``K[i][i] + ... + K[i][j]`` tokens. The
 sub-cascade below drafter ``i`` uses ``K[i+1:, i+1:]``.
 """

@@ -30,7 +30,7 @@ import numpy as np
 
 from .costs import CostModel
 
-# Most tokens MaG proposes per call in the official code (REFERENCE.md).
+# Most tokens MaG proposes per call in the official code (docs/REFERENCE.md).
 MAG_BLOCK = 10
 
 
@@ -437,16 +437,16 @@ LEVIATHAN_ALPHA_SOURCE = "Leviathan et al. 2023, Table 3 (T5-XXL target, argmax 
 COST_MODELS = {
     "previous_work": dict(
         small=0.02, base=0.04,
-        source="Leviathan et al. 2023, Table 4 c column (REFERENCE.md 'Previous work')"),
+        source="Leviathan et al. 2023, Table 4 c column (docs/REFERENCE.md 'Previous work')"),
     "model_size": dict(
         small=60 / 11300, base=220 / 11300,
-        source="parameter ratio with REFERENCE.md model sizes (60M, 220M, 11300M)"),
+        source="parameter ratio with docs/REFERENCE.md model sizes (60M, 220M, 11300M)"),
     "flan_t5_params": dict(
         small=77 / 11100, base=248 / 11100,
         source="ASSUMPTION: parameter ratio with FLAN-T5 hub sizes (77M, ~248M, ~11.1B)"),
 }
 
-# CS Drafting Table 1 as quoted in REFERENCE.md; EnDe SMALL alone is not quoted there.
+# CS Drafting Table 1 as quoted in docs/REFERENCE.md; EnDe SMALL alone is not quoted there.
 PAPER_TABLE1 = {("cnndm", "small"): 2.65, ("cnndm", "base"): 2.96, ("cnndm", "base+small"): 3.03,
                 ("ende", "small"): None, ("ende", "base"): 3.75, ("ende", "base+small"): 3.93}
 

@@ -82,7 +82,7 @@ def default_k(n_drafters: int) -> list[list[int]]:
 DEFAULT_LENIENCE = 3.0
 
 # Real checkpoints. K and lenience: paper Table 5 (GSM8K) for FLAN-T5; the official
-# code's shipped LLaMA setting for Vicuna (REFERENCE.md). ``params``: published sizes, used
+# code's shipped LLaMA setting for Vicuna (docs/REFERENCE.md). ``params``: published sizes, used
 # to say which preset fits a GPU.
 REAL_PRESETS = {
     "flan-t5": dict(target="google/flan-t5-xxl", drafters=["google/flan-t5-base", "google/flan-t5-small"],
