@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from .cascade import METHODS, check_lenience, check_max_new_tokens, generate
+from .cascade import METHODS, check_lenience, check_max_new_tokens, encode_prompt, generate
 from .trace import previous_work_costs
 
 HF_METHODS = ("hf-assisted", "hf-pld")
@@ -55,11 +55,10 @@ def hf_generate(family, prompt_ids: list[int], method: str, max_new_tokens: int)
 def run_one(family, prompt: str, method: str, max_new_tokens: int, k=None, lenience=None) -> dict:
     """One (example, method) record: token ids and stats."""
     if method in HF_METHODS:
-        ids = family.tokenizer(prompt)["input_ids"]
-        return hf_generate(family, ids, method, max_new_tokens)
+        return hf_generate(family, encode_prompt(family, prompt), method, max_new_tokens)
     g = generate(family, prompt, method, k=k if method == "csd" else None,
                  lenience=lenience if method == "csd" else None, max_new_tokens=max_new_tokens)
-    n_prompt = len(family.tokenizer(prompt)["input_ids"])
+    n_prompt = len(encode_prompt(family, prompt))
     # cache length at the first decoding step: T5's decoder starts empty, Llama's holds the prompt
     return {"token_ids": g.token_ids, "stats": g.stats.to_dict(), "config": g.config,
             "provenance": g.provenance_counts(), "prompt_tokens": n_prompt,
