@@ -38,7 +38,7 @@ def fake_colab(tmp_path):
     site.mkdir()
     torch_dist = importlib.metadata.distribution("torch")
     (site / "torch").symlink_to(Path(torch_dist.locate_file("torch")))
-    dist_info = Path(torch_dist._path)  # the dist-info folder
+    dist_info = next(f for f in torch_dist.files if f.name == "METADATA").locate().parent  # torch-*.dist-info
     (site / dist_info.name).symlink_to(dist_info)
     return fake, site, log
 
