@@ -220,3 +220,27 @@ def test_family_spread_by_accelerate_when_free_memory_is_short(tmp_path, monkeyp
     assert (pol.device.type, pol.dtype) == ("cuda", F16) and fam.policy is pol
     assert kw["device_map"] == "auto" and 0 < kw["max_memory"][0] < V7B * 2
     assert calls["small"][1] == {}                            # the drafter goes whole onto the GPU
+
+
+@pytest.fixture(scope="module")
+def flan_small_width_dir(tmp_path_factory):
+    """A random T5 at FLAN-T5-small's published width (gated-gelu, vocab 32128, untied head), one layer."""
+    from transformers import T5Config, T5ForConditionalGeneration
+    cfg = T5Config(vocab_size=32128, d_model=512, d_kv=64, d_ff=1024, num_heads=6, num_layers=1,
+                   num_decoder_layers=1, feed_forward_proj="gated-gelu", tie_word_embeddings=False,
+                   decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+    torch.manual_seed(0)
+    d = tmp_path_factory.mktemp("flan-width")
+    T5ForConditionalGeneration(cfg).save_pretrained(d)
+    return str(d)
+
+
+@pytest.mark.parametrize("dtype", [F32, F16, B16])
+def test_real_width_t5_in_each_policy_dtype(flan_small_width_dir, dtype):
+    pol = policy("real", "t5", CPU, dtype=dtype)
+    lm = load_lm("target", flan_small_width_dir, policy=pol)
+    wo = {n: p.dtype for n, p in lm.model.named_parameters() if n.endswith(".wo.weight")}
+    assert wo and set(wo.values()) == {F32 if dtype == F16 else dtype}   # gated-gelu's wo kept in fp32 in fp16
+    assert lm.dtype == dtype and lm.vocab_size == 32128
+    seq = lm.start([100, 200, 300, 1])
+    assert torch.isfinite(lm.logits(seq + [400, 500], 2)).all()
