@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..mag import MATCH
-from .palette import LEVEL_COLORS
+from .palette import LEVEL_COLORS, OKABE_ITO
 
 
 def ewif_k_figure(settings: list[tuple[float, float]], k_max: int = 20, title: str | None = None):
@@ -11,7 +11,7 @@ def ewif_k_figure(settings: list[tuple[float, float]], k_max: int = 20, title: s
     from ..ewif import best_k_sd, ewif_sd
     fig = go.Figure()
     ks = list(range(1, k_max + 1))
-    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+    palette = [OKABE_ITO[c] for c in ("blue", "vermillion", "bluish green", "reddish purple", "orange", "black")]
     for n, (alpha, c) in enumerate(settings):
         color = palette[n % len(palette)]
         fig.add_scatter(x=ks, y=[ewif_sd(alpha, k, c) for k in ks], mode="lines", line=dict(color=color),

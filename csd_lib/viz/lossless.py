@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..trace import TARGET_CORRECTION
-from .palette import LEVEL_COLORS
+from .palette import LEVEL_COLORS, OKABE_ITO
 
 
 def sampling_figure(exact, empirical: dict[str, "list[float]"], n_tokens: int, vocab: int, top: int = 24,
@@ -15,7 +15,7 @@ def sampling_figure(exact, empirical: dict[str, "list[float]"], n_tokens: int, v
     names = ["-".join(map(str, np.unravel_index(int(i), (vocab,) * n_tokens))) for i in idx]
     fig = go.Figure()
     fig.add_bar(x=names, y=p[idx], name="exact (target)", marker_color=LEVEL_COLORS[TARGET_CORRECTION])
-    palette = ["#1f77b4", "#9467bd", "#8c564b", "#e377c2"]
+    palette = [OKABE_ITO[c] for c in ("blue", "reddish purple", "sky blue", "black")]
     for c, (name, e) in enumerate(empirical.items()):
         e = np.asarray(e, dtype=float)
         tv = 0.5 * np.abs(e - p).sum()
