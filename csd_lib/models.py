@@ -7,6 +7,8 @@ the cache API (``crop``), feeds only the new tokens and returns logits for the l
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import time
 from dataclasses import dataclass, field
 
@@ -87,6 +89,11 @@ class LM:
         self._cache, self._enc, self._cached = None, None, []
 
     # -- scoring ---------------------------------------------------------------------
+    @functools.cached_property
+    def _keeps_logits(self) -> bool:
+        """Whether the model's forward takes ``logits_to_keep`` (HF decoder-only models; T5 does not)."""
+        return "logits_to_keep" in inspect.signature(self.model.forward).parameters
+
     def logits(self, seq: list[int], m: int) -> torch.Tensor:
         """Logits predicting seq[-m:] and the token after: shape (m + 1, V), float32 on the CPU.
 
@@ -105,6 +112,8 @@ class LM:
             if self.is_encoder_decoder:
                 out = self.model(encoder_outputs=self._enc, decoder_input_ids=ids,
                                  cache=self._cache, use_cache=True)
+            elif self._keeps_logits:  # the LM head runs on the m+1 rows the review needs, not on all fed
+                out = self.model(input_ids=ids, cache=self._cache, use_cache=True, logits_to_keep=m + 1)
             else:
                 out = self.model(input_ids=ids, cache=self._cache, use_cache=True)
         logits = out.logits[0, -(m + 1):].float().cpu()  # (m+1, V); .cpu() also waits for the GPU

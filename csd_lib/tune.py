@@ -154,9 +154,30 @@ def _check_args(max_new_tokens, n, candidates=None, **counts) -> None:
         check_lenience(c[1])
 
 
+def family_costs(fam, cost_model=None):
+    """The cost model to rank with: the given one, the stored ``results/costs-<family>-<device>.json``,
+    or one measured now (about 10 s)."""
+    from .costs import device_name, load_costs, measure_costs
+    if cost_model is not None:
+        return cost_model
+    return load_costs(fam.name, device_name(fam.target.device)) or measure_costs(fam, seconds=10)
+
+
+def _cache_length(fam, prompts: list[str], max_new_tokens: int) -> float:
+    """Mean cache length over a generation: the decoder start (T5) or the prompt (Llama), plus half the output."""
+    if fam.target.is_encoder_decoder:
+        return 1 + max_new_tokens / 2
+    return float(np.mean([len(fam.tokenizer(p)["input_ids"]) for p in prompts])) + max_new_tokens / 2
+
+
 def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens: int = 96,
-         n_sim: int = 3000, probe_k=None, n: int = 6, progress: bool = True) -> TuneResult:
-    """Predict-then-measure search for the fastest (K, lenience) on a calibration slice."""
+         n_sim: int = 3000, probe_k=None, n: int = 6, progress: bool = True, cost_model=None) -> TuneResult:
+    """Predict-then-measure search for the fastest (K, lenience) on a calibration slice.
+
+    Candidates are ranked by :func:`csd_lib.ewif.predict_speedup` with the probes' acceptance
+    and the per-call cost model (:mod:`csd_lib.costs`; see :func:`family_costs`), over whole
+    generations of ``max_new_tokens``.
+    """
     from tqdm.auto import tqdm
     _check_args(max_new_tokens, n, candidates, budget=budget, n_sim=n_sim)
     prompts = calibration_prompts(task_or_prompts, n)
@@ -173,13 +194,15 @@ def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens:
         probe_gens += gens
         measured.append(Measured(probe_k, lam, wall, ar_wall / wall))
     costs = latency_costs(probe_gens)
+    cm = family_costs(fam, cost_model)
+    L = _cache_length(fam, prompts, max_new_tokens)
     drafters = [d.name for d in fam.drafters] + ["mag"]
     for lam in tables:
         tables[lam] = complete_table(tables[lam], ["target"] + drafters)
     scored = []
     for k, lam in candidates:
         pred = predict_speedup({"method": "csd", "drafters": drafters, "k": k, "lenience": lam},
-                               tables, costs, n_sim=n_sim)["speedup"]
+                               tables, cm, n_sim=n_sim, cache_length=L, horizon=max_new_tokens)["speedup"]
         scored.append((pred, k, lam))
     scored.sort(key=lambda t: -t[0])
     for pred, k, lam in tqdm(scored[:budget], desc="measure top", disable=not progress):
@@ -231,3 +254,23 @@ def sd_sweep(fam, task_or_prompts, ks=(3, 5, 8, 12, 16), max_new_tokens: int = 9
     _check_args(max_new_tokens, n, reps=reps)
     variants = [{"method": "sd", "k": k} for k in ks]
     return dict(zip(ks, _interleaved(fam, calibration_prompts(task_or_prompts, n), variants, max_new_tokens, reps)))
+
+
+def predict_sd(fam, task_or_prompts, ks=tuple(range(2, 25)), max_new_tokens: int = 96, n: int = 6,
+               cost_model=None, n_sim: int = 3000, drafter: str | None = None) -> dict[int, float]:
+    """Predicted walltime speedup of plain SD per draft length, from one probe at the longest k.
+
+    The probe gives the target's per-position acceptance of the drafter's tokens; the cost
+    model prices each k (longer drafts: more drafter calls and a dearer review).
+    """
+    ks = sorted(set(int(k) for k in ks))
+    if not ks or ks[0] < 1:
+        raise ValueError(f"ks must hold draft lengths >= 1, got {ks!r}")
+    prompts = calibration_prompts(task_or_prompts, n)
+    gens = [generate(fam, p, "sd", k=ks[-1], max_new_tokens=max_new_tokens, drafter=drafter) for p in prompts]
+    name = gens[0].config["drafters"][0]
+    table = complete_table(acceptance_table(gens, min_reached=1), ["target", name])
+    cm = family_costs(fam, cost_model)
+    L = _cache_length(fam, prompts, max_new_tokens)
+    return {k: predict_speedup({"method": "sd", "drafter": name, "k": k}, table, cm, n_sim=n_sim,
+                               cache_length=L, horizon=max_new_tokens)["speedup"] for k in ks}

@@ -4,7 +4,8 @@ import math
 import pytest
 
 from csd_lib import generate, random_family
-from csd_lib.tune import acceptance_table, candidate_grid, latency_costs, remeasure, tune
+from csd_lib.costs import CallFit, CostModel
+from csd_lib.tune import acceptance_table, candidate_grid, latency_costs, predict_sd, remeasure, tune
 
 PROMPTS = ["w5 w6 w7 w8 w5 w6", "w9 w10 w11 w9 w10 w11"]
 
@@ -32,7 +33,8 @@ def test_latency_costs_relative_to_target():
 def test_tune_measures_probes_plus_budget_and_keeps_the_fastest():
     f = fam()
     cands = candidate_grid(2, k1=(1, 3), k2=(0, 5), k_inner=(1,), leniences=(1.0, 2.0))
-    res = tune(f, PROMPTS, budget=3, candidates=cands, max_new_tokens=16, n_sim=500, progress=False)
+    cm = CostModel.constant({"target": 1.0, "base": 0.3, "small": 0.1, "mag": 0.01})
+    res = tune(f, PROMPTS, budget=3, candidates=cands, max_new_tokens=16, n_sim=500, progress=False, cost_model=cm)
     assert res.n_measured == 2 + 3                # one probe per lenience, then the top 3 predicted
     assert res.best.speedup == max(m.speedup for m in res.measured)
     assert all(m.predicted is not None for m in res.measured[2:])
@@ -50,3 +52,17 @@ def test_sd_sweep_reports_every_draft_length():
     from csd_lib.tune import sd_sweep
     out = sd_sweep(fam(), PROMPTS, ks=(2, 4), max_new_tokens=12, reps=1)
     assert list(out) == [2, 4] and all(v > 0 for v in out.values())
+
+
+def test_predict_sd_prices_draft_length_with_the_cost_model():
+    f = fam()  # the drafters share the target's weights: every draft is accepted
+    cheap = CostModel.constant({"target": 1.0, "base": 0.01, "small": 0.01})
+    dear = CostModel("x", "cpu", {"target": CallFit([1.0, 0.2, 0.0, 0.0]), "base": CallFit.constant(0.5),
+                                  "small": CallFit.constant(0.5)})
+    lo = predict_sd(f, PROMPTS, ks=(1, 4, 8), max_new_tokens=16, cost_model=cheap, n_sim=200)
+    hi = predict_sd(f, PROMPTS, ks=(1, 4, 8), max_new_tokens=16, cost_model=dear, n_sim=200)
+    assert list(lo) == [1, 4, 8]
+    assert lo[8] > lo[4] > lo[1] > 1.0            # free drafts: longer is better
+    assert all(hi[k] < lo[k] for k in lo)         # a dear drafter and review cost speed
+    with pytest.raises(ValueError, match="draft lengths"):
+        predict_sd(f, PROMPTS, ks=(0,), cost_model=cheap)
