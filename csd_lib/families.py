@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from . import config
+from .cascade import check_lenience, validate_k
 from .mag import MaG, build_bigram, load_bigram
 from .models import LM, check_vocab, count_params, load_lm, model_arch
 from .tasks import bigram_corpus, format_prompt
@@ -123,35 +124,34 @@ def load_family(name: str | None = None, device=None, dtype=None, *, target: str
         prompt_style: "plain" or "vicuna-v1.1"; for your own models the default is
             "vicuna-v1.1" when the target's id contains "vicuna", else "plain".
     """
+    ds = [drafters] if isinstance(drafters, str) else list(drafters or [])
+    if target is not None and name is not None:
+        raise ValueError(f"give a preset name ({name!r}) or target=..., not both")
+    if target is None and drafters is not None:
+        raise ValueError("drafters=... needs target=...: the checkpoint they draft for")
+    name = None if target is not None else (name or config.FAMILY)
+    if name is not None and name not in FAMILIES:
+        raise ValueError(f"unknown family {name!r}; use one of {', '.join(FAMILIES)}, or "
+                         f"target=ID, drafters=[ID, ...] for your own checkpoints")
+    # check the overrides before any weights load
+    n_drafters = len(ds) if target is not None else len((TINY_PRESETS.get(name) or REAL_PRESETS[name])["k"]) - 1
+    k = validate_k(k, n_drafters + 1) if k is not None else None
+    lenience = check_lenience(lenience) if lenience is not None else None
+    if prompt_style is not None:
+        format_prompt("", prompt_style)  # raises on an unknown style
     if target is not None:
-        if name is not None:
-            raise ValueError(f"give a preset name ({name!r}) or target=..., not both")
-        ds = [drafters] if isinstance(drafters, str) else list(drafters or [])
         style = prompt_style or ("vicuna-v1.1" if "vicuna" in str(target).lower() else "plain")
         fam = _load_hub(custom_name(str(target)), str(target), [str(d) for d in ds], default_k(len(ds)),
                         DEFAULT_LENIENCE, device, dtype, style, advice="check the ids or paths")
-    elif drafters is not None:
-        raise ValueError("drafters=... needs target=...: the checkpoint they draft for")
+    elif name in TINY_PRESETS:
+        fam = _load_tiny(name, device, dtype)
     else:
-        name = name or config.FAMILY
-        if name in TINY_PRESETS:
-            fam = _load_tiny(name, device, dtype)
-        elif name in REAL_PRESETS:
-            spec = REAL_PRESETS[name]
-            fam = _load_hub(name, spec["target"], spec["drafters"], spec["k"], spec["lenience"], device, dtype,
-                            spec.get("prompt_style", "plain"), advice=_OFFLINE_ADVICE)
-        else:
-            raise ValueError(f"unknown family {name!r}; use one of {', '.join(FAMILIES)}, or "
-                             f"target=ID, drafters=[ID, ...] for your own checkpoints")
-    if prompt_style is not None:
-        format_prompt("", prompt_style)  # raises on an unknown style
-        fam.prompt_style = prompt_style
-    if k is not None:
-        from .cascade import validate_k
-        fam.default_k = validate_k(k, len(fam.drafters) + 1)
-    if lenience is not None:
-        from .cascade import check_lenience
-        fam.default_lenience = check_lenience(lenience)
+        spec = REAL_PRESETS[name]
+        fam = _load_hub(name, spec["target"], spec["drafters"], spec["k"], spec["lenience"], device, dtype,
+                        spec.get("prompt_style", "plain"), advice=_OFFLINE_ADVICE)
+    fam.prompt_style = prompt_style or fam.prompt_style
+    fam.default_k = k or fam.default_k
+    fam.default_lenience = lenience or fam.default_lenience
     return fam
 
 

@@ -116,3 +116,14 @@ def test_cli_target_and_drafters(tmp_path, capsys):
     assert out["csd"]["token_ids"] == out["ar"]["token_ids"] and out["csd"]["config"]["family"] == "custom-t5-target-0"
     rc = main(["generate", "--drafters", paths[1], "--prompt", "w5"])
     assert rc == 2 and "needs target" in capsys.readouterr().err
+
+
+def test_bad_overrides_fail_before_loading(monkeypatch):
+    from csd_lib import families
+    monkeypatch.setattr(families, "_load_tiny", lambda *a: pytest.fail("loaded despite a bad override"))
+    with pytest.raises(ValueError, match="3x3"):
+        load_family("tiny-t5", k=[[1]])
+    with pytest.raises(ValueError, match="prompt style"):
+        load_family("tiny-t5", prompt_style="chatml")
+    with pytest.raises(ValueError, match="unknown family"):
+        load_family("gpt-5")
