@@ -41,3 +41,20 @@ def test_paper_notation_of_the_shipped_t5_setting():
 def test_paper_notation_rejects_a_k_of_the_wrong_size():
     with pytest.raises(ValueError, match="must be 2x2"):
         paper_k_entries([[1, 2, 3], [0, 1, 2], [0, 0, 1]], ["small"])
+
+
+def test_readme_side_by_side_table_matches_the_presets():
+    """The README's paper-notation table quotes each family's default K: it must be the preset's."""
+    import ast
+    import re
+    from pathlib import Path
+
+    from csd_lib import load_family
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The paper and this workbook side by side", 1)[1].split("\n## ", 1)[0]
+    for name in ("tiny-t5", "tiny-llama"):
+        row = re.search(rf"^\| `{name}` [^|]*\| `(\[\[.*?\]\])` \|[^|]*\| ([\d.]+) \|", section, re.M)
+        assert row, f"README side-by-side table has no row for {name}"
+        fam = load_family(name)
+        assert ast.literal_eval(row.group(1)) == fam.default_k, f"README quotes an old K for {name}: update the table"
+        assert float(row.group(2)) == fam.default_lenience, f"README quotes an old lenience for {name}"

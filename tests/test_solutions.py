@@ -1,0 +1,25 @@
+"""Every exercise solution in solutions/ runs to the end (its own asserts included), per family."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.py"))
+
+
+def test_every_notebook_has_solutions():
+    notebooks = {p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
+    assert notebooks == {p.stem for p in SOLUTIONS}, "each notebook needs solutions/<same name>.py"
+
+
+@pytest.mark.parametrize("family", ["tiny-t5", "tiny-llama"])
+@pytest.mark.parametrize("script", SOLUTIONS, ids=[p.stem for p in SOLUTIONS])
+def test_solution_runs(script, family):
+    env = {**os.environ, "CSD_FAMILY": family, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, f"{script.name} on {family} failed:\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
+    assert "ex1" in r.stdout, f"{script.name} printed no answer to exercise 1"
