@@ -1,0 +1,323 @@
+"""Shadow checkpoints: the real FLAN-T5 and Vicuna architectures with random weights, offline.
+
+``build_shadows(out_dir)`` writes a Hugging Face hub cache into ``out_dir`` holding, under
+the **real repo ids** (``google/flan-t5-large``, ``lmsys/vicuna-7b-v1.3``, ...), models
+with the published ``config.json`` of each id (``data/hf_configs``), random weights at the
+real width (depth may be cut with ``max_layers``), a tokenizer with the real vocabulary
+size and special-token ids, and the real generation config. With ``HF_HUB_CACHE=out_dir``
+(or ``HF_HOME`` set to the folder holding ``out_dir`` when it is called ``hub``) every
+real preset loads offline through the ordinary ``load_family`` path.
+
+A test bed, nothing more: random weights accept almost no drafted token, so a shadow run
+proves that the path works and measures how long each call takes, never what a cascade
+gains.
+
+Weights are stored in fp16: half the bytes of fp32, and every load casts them to the
+dtype its policy asks for (fp32 on the CPU). The tokenizer is a BPE trained on the
+bundled task texts (``data/tasks``) and padded with unreachable filler pieces up to the
+real vocabulary size, so prompts split into word pieces much as the real ones do.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import torch
+
+from . import config
+
+CONFIGS_DIR = config.REPO_ROOT / "data" / "hf_configs"
+SHARD_BYTES = 4 * 2**30          # safetensors shard size for full-depth checkpoints
+STORE_DTYPE = torch.float16      # see the module docstring
+LAYER_KEYS = ("num_layers", "num_decoder_layers", "num_hidden_layers")
+FORMAT = 1                       # bump when the files written change: old snapshots are then rebuilt
+
+
+def preset_ids(presets) -> list[str]:
+    """The repo ids of the given real presets, target first, each once."""
+    from .families import REAL_PRESETS
+    ids = []
+    for name in presets:
+        if name not in REAL_PRESETS:
+            raise ValueError(f"unknown real preset {name!r}; use one of {', '.join(REAL_PRESETS)}")
+        for rid in (REAL_PRESETS[name]["target"], *REAL_PRESETS[name]["drafters"]):
+            if rid not in ids:
+                ids.append(rid)
+    return ids
+
+
+def stored_ids() -> list[str]:
+    """Every repo id with a stored published config (``data/hf_configs/ORG/NAME``)."""
+    return sorted(f"{p.parent.parent.name}/{p.parent.name}" for p in CONFIGS_DIR.glob("*/*/config.json"))
+
+
+def _read(repo_id: str, name: str) -> dict:
+    path = CONFIGS_DIR / repo_id / name
+    if not path.exists():
+        raise ValueError(f"no stored published {name} for {repo_id!r} ({path} not found); "
+                         f"stored ids: {', '.join(stored_ids())}")
+    return json.loads(path.read_text())
+
+
+def published_config(repo_id: str) -> dict:
+    """The published ``config.json`` of ``repo_id`` as stored in ``data/hf_configs``."""
+    return _read(repo_id, "config.json")
+
+
+def published_generation_config(repo_id: str) -> dict:
+    return _read(repo_id, "generation_config.json")
+
+
+def tokenizer_facts(repo_id: str) -> dict:
+    """Vocabulary size, special tokens and published parameter count of ``repo_id``."""
+    return _read(repo_id, "tokenizer_facts.json")
+
+
+def shadow_config(repo_id: str, max_layers: int | None = None) -> dict:
+    """The published config with its layer counts cut to ``max_layers`` (nothing else changes)."""
+    cfg = published_config(repo_id)
+    if max_layers is not None:
+        if max_layers < 1:
+            raise ValueError(f"max_layers must be >= 1, got {max_layers}")
+        for key in LAYER_KEYS:
+            if key in cfg:
+                cfg[key] = min(cfg[key], max_layers)
+    return cfg
+
+
+def config_object(cfg: dict):
+    """A transformers config from a published dict, with the published tying kept.
+
+    transformers 5.24's T5Config reports ``tie_word_embeddings=True`` whatever the dict
+    says; the published FLAN-T5 checkpoints are untied (their own ``lm_head``), so the
+    flag is set back here before a model is built from it.
+    """
+    from transformers import CONFIG_MAPPING
+    obj = CONFIG_MAPPING[cfg["model_type"]].from_dict(dict(cfg))
+    obj.tie_word_embeddings = bool(cfg.get("tie_word_embeddings", True))
+    return obj
+
+
+def _model_class(cfg: dict):
+    import transformers
+    return getattr(transformers, cfg["architectures"][0])
+
+
+def _build(cfg: dict, dtype: torch.dtype):
+    model = _model_class(cfg)._from_config(config_object(cfg), dtype=dtype)
+    if cfg.get("is_encoder_decoder"):
+        # Untied T5 in transformers 5.24 also unties the encoder's and decoder's input
+        # embeddings from ``shared``; the published checkpoints share one input embedding.
+        model.set_input_embeddings(model.get_input_embeddings())
+    return model
+
+
+def count_params(cfg: dict) -> int:
+    """Parameters of the model a config describes, counted on the meta device (nothing allocated)."""
+    with torch.device("meta"):
+        model = _build(cfg, torch.float32)
+    return sum(p.numel() for p in model.parameters())
+
+
+def random_model(cfg: dict, seed: int = 0, device=None, dtype: torch.dtype = STORE_DTYPE):
+    """A randomly initialised model of the config (transformers' own initialisation), in eval mode."""
+    torch.manual_seed(seed)
+    with torch.device(device or "cpu"):
+        model = _build(cfg, dtype)
+    return model.eval()
+
+
+# -- tokenizers --------------------------------------------------------------------------
+
+def _corpus() -> list[str]:
+    texts = []
+    for path in sorted(config.TASKS_DIR.glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                row = json.loads(line)
+                texts.append(row.get("prompt", "") + " " + row.get("reference", ""))
+    return texts
+
+
+def build_tokenizer(facts: dict):
+    """A ``PreTrainedTokenizerFast`` with the real vocabulary size and special-token ids.
+
+    T5: ``<pad>`` 0, ``</s>`` 1, ``<unk>`` 2, pieces, then ``<extra_id_99>`` .. ``<extra_id_0>``
+    at the top (32000 .. 32099) as in the real tokenizer; ``</s>`` is appended to every input.
+    Llama: ``<unk>`` 0, ``<s>`` 1, ``</s>`` 2, the 256 byte pieces ``<0x00>`` .. ``<0xFF>``
+    (byte fallback), pieces; ``<s>`` is prepended to every input.
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+    kind, size, sp = facts["kind"], facts["vocab_size"], facts["special"]
+    specials = sorted({tuple(v) for v in sp.values()}, key=lambda t: t[1])
+    if [i for _, i in specials] != list(range(len(specials))):
+        raise ValueError(f"special tokens must take the first ids, got {specials}")
+    head = [tok for tok, _ in specials]
+    if kind == "llama":
+        head += [f"<0x{b:02X}>" for b in range(256)]
+    sentinels = [f"<extra_id_{i}>" for i in reversed(range(facts.get("extra_ids", 0)))]
+    n_pieces = size - len(head) - len(sentinels)
+    meta = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always" if kind == "t5" else "first")
+    trainer_tk = Tokenizer(models.BPE(unk_token=None))
+    trainer_tk.pre_tokenizer = meta
+    trainer = trainers.BpeTrainer(vocab_size=n_pieces, show_progress=False, special_tokens=[])
+    trainer_tk.train_from_iterator(_corpus(), trainer)
+    trained = json.loads(trainer_tk.to_str())["model"]
+    pieces = sorted(trained["vocab"], key=trained["vocab"].get)[:n_pieces]
+    vocab = {tok: i for i, tok in enumerate(head)}
+    for piece in pieces:
+        vocab.setdefault(piece, len(vocab))
+    i = 0
+    while len(vocab) < size - len(sentinels):  # unreachable fillers up to the real size
+        vocab.setdefault(f"\u2581shadow{i}", len(vocab))
+        i += 1
+    for s in sentinels:
+        vocab[s] = len(vocab)
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in trained["merges"]]
+    tk = Tokenizer(models.BPE(vocab, merges, unk_token=sp["unk_token"][0], byte_fallback=kind == "llama",
+                              fuse_unk=kind == "llama"))
+    tk.pre_tokenizer = meta
+    if kind == "llama":  # the decoder of the real Llama tokenizer.json
+        tk.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                        decoders.Strip(" ", 1, 0)])
+    else:
+        tk.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
+    tk.add_special_tokens(head[:len(specials)] + sentinels)
+    bos = sp.get("bos_token")
+    eos = sp["eos_token"]
+    if facts.get("add_bos"):
+        tk.post_processor = processors.TemplateProcessing(single=f"{bos[0]} $A", pair=f"{bos[0]} $A $B",
+                                                          special_tokens=[tuple(bos)])
+    elif facts.get("add_eos"):
+        tk.post_processor = processors.TemplateProcessing(single=f"$A {eos[0]}", pair=f"$A {eos[0]} $B {eos[0]}",
+                                                          special_tokens=[tuple(eos)])
+    names = {k: v[0] for k, v in sp.items()}
+    extra = {"additional_special_tokens": sentinels} if sentinels else {}
+    return PreTrainedTokenizerFast(tokenizer_object=tk, model_max_length=facts.get("model_max_length"),
+                                   **names, **extra)
+
+
+# -- the hub cache -----------------------------------------------------------------------
+
+def _snapshot_hash(repo_id: str, cfg: dict) -> str:
+    """A stable 40-hex revision name: the same config and cut give the same snapshot."""
+    key = json.dumps({"id": repo_id, "config": cfg, "store": str(STORE_DTYPE), "format": FORMAT}, sort_keys=True)
+    return hashlib.sha1(key.encode()).hexdigest()
+
+
+def _write_json(path: Path, obj: dict) -> None:
+    path.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
+
+
+def _save_weights(model, folder: Path) -> None:
+    """Safetensors shards of the model's tensors, each tensor once (tied aliases dropped)."""
+    from safetensors.torch import save_file
+    seen, tensors = set(), []
+    for name, t in model.state_dict().items():
+        if t.data_ptr() in seen:
+            continue  # e.g. T5's encoder/decoder embed_tokens alias ``shared``
+        seen.add(t.data_ptr())
+        tensors.append((name, t))
+    shards, cur, size = [], [], 0
+    for name, t in tensors:
+        nbytes = t.numel() * t.element_size()
+        if cur and size + nbytes > SHARD_BYTES:
+            shards.append(cur)
+            cur, size = [], 0
+        cur.append((name, t))
+        size += nbytes
+    shards.append(cur)
+    if len(shards) == 1:
+        save_file({n: t.detach().cpu().contiguous() for n, t in shards[0]}, str(folder / "model.safetensors"),
+                  metadata={"format": "pt"})
+        return
+    weight_map, total = {}, 0
+    for i, shard in enumerate(shards, 1):
+        fname = f"model-{i:05d}-of-{len(shards):05d}.safetensors"
+        save_file({n: t.detach().cpu().contiguous() for n, t in shard}, str(folder / fname), metadata={"format": "pt"})
+        for n, t in shard:
+            weight_map[n] = fname
+            total += t.numel() * t.element_size()
+    _write_json(folder / "model.safetensors.index.json", {"metadata": {"total_size": total}, "weight_map": weight_map})
+
+
+def _save_tokenizer(tok, facts: dict, folder: Path) -> None:
+    tok.save_pretrained(str(folder))
+    sp = {k: v[0] for k, v in facts["special"].items()}
+    if facts.get("extra_ids"):
+        sp["additional_special_tokens"] = [f"<extra_id_{i}>" for i in range(facts["extra_ids"])]
+    _write_json(folder / "special_tokens_map.json", sp)
+
+
+def build_shadow(out_dir, repo_id: str, max_layers: int | None = None, seed: int = 0, device=None,
+                 tokenizer=None) -> dict:
+    """Write one shadow checkpoint of ``repo_id`` into the hub cache ``out_dir``; return its record.
+
+    An existing snapshot of the same config and cut is kept (the build is then nearly free).
+    """
+    out_dir = Path(out_dir)
+    cfg = shadow_config(repo_id, max_layers)
+    facts = tokenizer_facts(repo_id)
+    full = count_params(published_config(repo_id))
+    rev = _snapshot_hash(repo_id, cfg)
+    repo_dir = out_dir / f"models--{repo_id.replace('/', '--')}"
+    snap = repo_dir / "snapshots" / rev
+    cut = {k: f"{published_config(repo_id)[k]}->{cfg[k]}" for k in LAYER_KEYS
+           if k in cfg and cfg[k] != published_config(repo_id)[k]}
+    record = dict(id=repo_id, params_full=full, params_built=count_params(cfg), cut=cut, path=str(snap), reused=True)
+    if not (snap / "config.json").exists():
+        record["reused"] = False
+        model = random_model(cfg, seed=seed, device=device)
+        tmp = Path(tempfile.mkdtemp(prefix=".shadow-", dir=out_dir))
+        try:
+            _save_weights(model, tmp)
+            del model
+            _save_tokenizer(tokenizer or build_tokenizer(facts), facts, tmp)
+            _write_json(tmp / "generation_config.json", published_generation_config(repo_id))
+            _write_json(tmp / "config.json", cfg)  # last: its presence marks a complete snapshot
+            snap.parent.mkdir(parents=True, exist_ok=True)
+            tmp.replace(snap)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    (repo_dir / "refs").mkdir(parents=True, exist_ok=True)
+    (repo_dir / "refs" / "main").write_text(rev)
+    return record
+
+
+def build_shadows(out_dir, presets=("flan-t5-colab", "flan-t5", "vicuna"), max_layers: int | None = None,
+                  seed: int = 0, device=None, verbose: bool = True) -> list[dict]:
+    """Write shadow checkpoints of every model of ``presets`` into the hub cache ``out_dir``.
+
+    Args:
+        out_dir: the hub cache to write; use it with ``HF_HUB_CACHE=out_dir``.
+        presets: real preset names (``families.REAL_PRESETS``); shared models are written once.
+        max_layers: cut every layer count to at most this (width, vocabulary and everything
+            else stay as published); None keeps the full depth.
+        device: where the random weights are initialised (a GPU makes full-depth builds fast).
+    Returns one record per id: ``id``, ``params_full``, ``params_built``, ``cut``, ``path``, ``reused``.
+    """
+    out_dir = Path(out_dir)
+    ids = preset_ids(presets)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ValueError(f"--out {out_dir} is a file; give a folder for the hub cache")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    records, toks = [], {}
+    for i, rid in enumerate(ids):
+        facts = tokenizer_facts(rid)
+        key = json.dumps(facts, sort_keys=True)
+        snap_exists = (out_dir / f"models--{rid.replace('/', '--')}" / "snapshots" /
+                       _snapshot_hash(rid, shadow_config(rid, max_layers)) / "config.json").exists()
+        if key not in toks and not snap_exists:
+            toks[key] = build_tokenizer(facts)
+        rec = build_shadow(out_dir, rid, max_layers, seed=seed + i, device=device, tokenizer=toks.get(key))
+        records.append(rec)
+        if verbose:
+            cut = ", ".join(f"{k} {v}" for k, v in rec["cut"].items()) or "full depth"
+            print(f"{rid}: {rec['params_built'] / 1e6:,.1f}M parameters built "
+                  f"({rec['params_full'] / 1e6:,.1f}M at full depth); cut: {cut}"
+                  f"{' (already there)' if rec['reused'] else ''}", flush=True)
+    return records
