@@ -59,7 +59,8 @@ class LM:
         self.n_params = sum(t.numel() for t in self.model.parameters())
         self.vocab_size = self.model.get_output_embeddings().weight.shape[0]
         self.eos_token_id = cfg.eos_token_id
-        if self.max_length is None:
+        if self.max_length is None and getattr(cfg, "relative_attention_num_buckets", None) is None:
+            # Relative-position encoders (T5) have no length limit: T5's n_positions is not one.
             self.max_length = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
         self.decoder_start = getattr(cfg, "decoder_start_token_id", None)
         self._cache = None
