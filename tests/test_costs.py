@@ -75,7 +75,7 @@ def test_horizon_caps_the_last_step_like_the_engine():
 def test_measure_save_load_roundtrip(tmp_path):
     fam = random_family("llama", vocab_size=40, n_drafters=2, seed=3)
     prompt = fam.tokenizer("w5 w6 w7 w8 w9 w5 w6")["input_ids"]
-    cm = measure_costs(fam, prompt, seconds=1.0, n_grid=(1, 2, 4, 8), l_grid=(8, 24))
+    cm = measure_costs(fam, prompt, seconds=1.0, n_grid=(1, 2, 4, 8), l_grid=(8, 24), min_reps=3)
     assert set(cm.forward) == {"target", "base", "small"}
     for fit in cm.forward.values():
         assert all(np.isfinite(fit.coef)) and float(fit(1, 8)) > 0
