@@ -1,0 +1,74 @@
+"""Everything the library and the notebooks import is declared and pinned; the cache folder follows XDG."""
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from csd_lib import config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _imports(source: str) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def imported_modules() -> set[str]:
+    mods = set()
+    for f in (ROOT / "csd_lib").rglob("*.py"):
+        mods |= _imports(f.read_text(encoding="utf-8"))
+    for nb in (ROOT / "notebooks").glob("*.ipynb"):
+        for cell in json.loads(nb.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] == "code":
+                src = "".join(cell["source"])
+                mods |= _imports("\n".join(ln for ln in src.splitlines() if not ln.lstrip().startswith(("%", "!"))))
+    return {m for m in mods if m not in sys.stdlib_module_names and m != "csd_lib"}
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _names(specs) -> set[str]:
+    return {_norm(re.split(r"[<>=!~\[; ]", s.strip(), maxsplit=1)[0]) for s in specs if s.strip()}
+
+
+def declared() -> tuple[set[str], set[str]]:
+    """(names in pyproject's dependencies and extras, names in requirements.txt)."""
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    proj = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    specs = list(proj["dependencies"]) + [s for v in proj.get("optional-dependencies", {}).values() for s in v]
+    req = [ln.split("#")[0] for ln in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()]
+    return _names(specs), _names(req)
+
+
+def test_every_import_is_declared_and_pinned():
+    dists = importlib.metadata.packages_distributions()
+    needed = {_norm(dists.get(m, [m])[0]) for m in imported_modules()}
+    assert {"torch", "transformers", "huggingface-hub", "pandas"} <= needed  # the scan sees real imports
+    in_pyproject, in_requirements = declared()
+    assert needed - in_pyproject == set(), "imported but not declared in pyproject.toml"
+    assert needed - in_requirements == set(), "imported but not listed in requirements.txt"
+
+
+def test_cache_dir_follows_csd_cache_dir_then_xdg_then_home(monkeypatch, tmp_path):
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "mine"))
+    monkeypatch.setattr(config, "XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert config.cache_dir() == tmp_path / "mine"
+    monkeypatch.setattr(config, "CACHE_DIR", None)
+    assert config.cache_dir() == tmp_path / "xdg" / "csd-workbook"
+    monkeypatch.setattr(config, "XDG_CACHE_HOME", None)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert config.cache_dir() == tmp_path / "home" / ".cache" / "csd-workbook"
