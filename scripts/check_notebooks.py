@@ -1,16 +1,35 @@
-"""Fail if any notebook is committed with outputs or execution counts."""
+"""Fail if a notebook is committed with outputs or breaks the workbook's notebook rules.
+
+Rules: no outputs or execution counts; learning goals near the top ("What you will learn"); a
+"## Summary" and a "## Exercises" section in the last cell; the family comes from CSD_FAMILY
+(``config.FAMILY``); citations of the reference page use its repo path (docs/REFERENCE.md); and
+every notebook has its exercise solutions in solutions/<same name>.py.
+"""
 import glob
 import json
+import re
 import sys
+from pathlib import Path
 
-dirty = []
-for path in sorted(glob.glob("notebooks/**/*.ipynb", recursive=True)):
+problems = []
+paths = sorted(glob.glob("notebooks/**/*.ipynb", recursive=True))
+for path in paths:
     nb = json.load(open(path, encoding="utf-8"))
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") == "code" and (cell.get("outputs") or cell.get("execution_count")):
-            dirty.append(path)
-            break
-if dirty:
-    print("notebooks with outputs (clear them: jupyter nbconvert --clear-output --inplace):", *dirty, sep="\n  ")
+    cells = nb.get("cells", [])
+    text = ["".join(c.get("source", [])) for c in cells]
+    if any(c.get("cell_type") == "code" and (c.get("outputs") or c.get("execution_count")) for c in cells):
+        problems.append(f"{path}: has outputs (clear them: jupyter nbconvert --clear-output --inplace)")
+    if not any("What you will learn" in t for t in text[:2]):
+        problems.append(f"{path}: no learning goals ('What you will learn') in the first two cells")
+    if not cells or "## Summary" not in text[-1] or "## Exercises" not in text[-1]:
+        problems.append(f"{path}: the last cell must hold '## Summary' and '## Exercises'")
+    if not any("FAMILY = config.FAMILY" in t for t in text):
+        problems.append(f"{path}: take the family from CSD_FAMILY ('FAMILY = config.FAMILY')")
+    if any(re.search(r"(?<!docs/)REFERENCE\.md", t) for t in text):
+        problems.append(f"{path}: cite docs/REFERENCE.md by its path in the repo")
+    if not (Path("solutions") / (Path(path).stem + ".py")).is_file():
+        problems.append(f"{path}: no solutions/{Path(path).stem}.py with the exercise solutions")
+if problems:
+    print("notebook problems:", *problems, sep="\n  ")
     sys.exit(1)
-print(f"notebooks clean: {len(glob.glob('notebooks/**/*.ipynb', recursive=True))} checked")
+print(f"notebooks clean: {len(paths)} checked")
