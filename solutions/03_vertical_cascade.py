@@ -33,13 +33,14 @@ for lam in (1.0, 2.0, 3.0, 5.0, 10.0):
     print(f"ex1 l={lam:g}: {d1}<-mag {rate(runs, f'{d1}<-mag'):.3f}, target<-{d1} {rate(runs, f'target<-{d1}'):.3f}, "
           f"{d1} calls/token {sum(g.stats.calls[d1] for g in runs) / toks:.3f}")
 
-# 2. MaG blocks of 3 instead of 10: each round hands d1 fewer tokens, so d1 needs more rounds
-#    (more d1 calls) to fill its 5-token budget when MaG is right.
+# 2. MaG blocks of 3 instead of 10: d1 accepts few of MaG's tokens per round, so the tokens after the
+#    third are seldom reached and the number of rounds (d1 calls) often does not change at all.
 for mag_n in (10, 3):
     runs = run(method="csd", k=k_vc(mag_n), lenience=4.0)
     print(f"ex2 MaG block {mag_n}: {d1} calls {sum(g.stats.calls[d1] for g in runs)}, target calls {sum(g.stats.calls['target'] for g in runs)}")
 
-# 3. Sampling: outputs differ from AR, but the per-pair acceptance rates stay in the same range.
+# 3. Sampling: outputs differ from AR; the per-pair rates are of the same order but not equal (a sampled
+#    review accepts x with probability min(1, l p(x) / q(x)), not by argmax agreement).
 greedy = run(method="csd")
 sampled = [generate(fam, p, "csd", temperature=0.8, seed=i, max_new_tokens=64) for i, p in enumerate(prompts)]
 for key in sorted(greedy[0].stats.acceptance):

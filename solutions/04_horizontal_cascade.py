@@ -35,7 +35,7 @@ for lam, sub in grid.groupby("lenience"):
     best = sub.loc[sub.swi.idxmax()]
     print(f"ex1 l={lam:g}: best k11={best.k11:g}, k12={best.k12:g}, SWI {best.swi:.2f}")
 
-# 2. Row 2 (k22) against the top row (k11): the spread of SWI each one causes.
+# 2. Row 2 (k22) against the top row (k11): the spread of SWI each one causes (neither always wins).
 k11s = [swi(k_with(k11=a), fam.default_lenience) for a in (1, 4, 8)]
 k22s = [swi(k_with(k22=a), fam.default_lenience) for a in (1, 4, 8)]
 print(f"ex2 SWI spread over k11: {max(k11s) - min(k11s):.3f}; over k22: {max(k22s) - min(k22s):.3f}")
