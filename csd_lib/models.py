@@ -188,9 +188,17 @@ def count_params(path_or_id: str, keep_fp32: tuple[str, ...] = ()) -> tuple[int,
 
 
 def hide_weight_loading_bars() -> None:
-    """Hide transformers' own progress bars ("Loading weights"); hub download bars stay visible."""
+    """Hide transformers' own progress bars ("Loading weights"); hub download bars stay as they were.
+
+    transformers' ``disable_progress_bar`` also turns off huggingface_hub's download bars, so
+    a multi-GB first download would look hung; they are turned back on unless already off.
+    """
+    from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
     from transformers.utils import logging as hf_logging
-    hf_logging.set_tqdm_hook(lambda factory, args, kwargs: hf_logging.EmptyTqdm(*args, **kwargs))
+    hub_off = are_progress_bars_disabled()
+    hf_logging.disable_progress_bar()
+    if not hub_off:
+        enable_progress_bars()
 
 
 def _input_device(model) -> torch.device:

@@ -131,9 +131,10 @@ def test_only_weight_loading_bars_are_hidden():
     from transformers.utils import logging as hf_logging
 
     from csd_lib.models import hide_weight_loading_bars
+    hf_logging.enable_progress_bar()
     try:
         hide_weight_loading_bars()
         assert isinstance(hf_logging.tqdm(range(3), desc="Loading weights"), hf_logging.EmptyTqdm)
         assert not are_progress_bars_disabled()              # hub download bars stay on
     finally:
-        hf_logging.set_tqdm_hook(None)
+        hf_logging.enable_progress_bar()
