@@ -452,13 +452,13 @@ def load_task(name: str, split: str = "test", n: int | None = None, seed: int = 
     """Examples of a task with the paper's prompt, first ``n`` of them.
 
     ``gsm8k``/``mmlu`` come from (1) ``config.data_dir()``, (2) the HF hub when not
-    offline, (3) the bundled synthetic test split as a stand-in. For ``mmlu`` the local
+    offline, (3) the synthetic look-alike's split of the same name as a stand-in (the
+    bundled one for ``test``; a ``train`` request never gets test examples). For ``mmlu`` the local
     source is the dev split (5 rows per subject), whatever ``split`` is asked, and its
     references are empty (no gold reasoning). A GSM8K reference is the dataset's answer
     with the ``<<...>>`` calculator annotations removed and ``#### N`` replaced by
     ``The answer is N.`` (see ``clean_gsm8k_answer``). Synthetic tasks are deterministic in
-    ``(split, seed)``; the ``test`` split with seed 0 is read from ``data/tasks/``. A stand-in
-    keeps the split asked for: a ``train`` request never gets test examples.
+    ``(split, seed)``; the ``test`` split with seed 0 is read from ``data/tasks/``.
     Prints one line naming the source used.
     """
     if name not in TASKS:
