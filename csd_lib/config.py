@@ -161,7 +161,7 @@ def policy(family_kind: str, arch: str, info: DeviceInfo, dtype: str | torch.dty
                          f"(compute capability {'unknown' if cap is None else f'{cap[0]}.{cap[1]}'}); fp32")
     elif dt == torch.bfloat16 and info.type == "cuda" and (cap is None or cap < BF16_CAPABILITY):
         notes.append(f"bf16 was asked for, but {info.name or 'this GPU'} has no native bf16: it is "
-                     f"emulated and slow; fp16 is the policy there")
+                     f"emulated and slow; leave dtype unset for the policy's choice")
     keep = ("wo",) if dt == torch.float16 and arch == "t5" else ()
     if keep:
         notes.append("T5 in fp16: its 'wo' feed-forward output layers stay in fp32 (they overflow in fp16)")
