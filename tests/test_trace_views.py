@@ -41,6 +41,8 @@ def test_trace_html_spans_carry_level_colours(fam, csd):
     assert len(spans) == len(csd.token_ids)
     assert [lv for lv, _ in spans] == csd.provenance
     assert all(viz.LEVEL_COLORS[lv] == col for lv, col in spans)
+    decos = re.findall(r'<span class="csd-tok" data-level="([^"]+)"[^>]*text-decoration:([a-z ]+) #', h)
+    assert len(decos) == len(spans) and all(viz.LEVEL_UNDERLINE[lv] == d for lv, d in decos)
 
 
 def test_save_trace_html_is_atomic_and_standalone(fam, csd, tmp_path):
