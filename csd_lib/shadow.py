@@ -122,11 +122,40 @@ def count_params(cfg: dict) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
+def _std(name: str, shape: torch.Size, cfg: dict) -> float | None:
+    """The initial standard deviation transformers gives a weight (None: a norm, set to 1)."""
+    if len(shape) == 1:
+        return None
+    if cfg["model_type"] != "t5":
+        return cfg.get("initializer_range", 0.02)
+    f, d = cfg.get("initializer_factor", 1.0), cfg["d_model"]
+    if name.endswith(("shared.weight", "lm_head.weight")):
+        return f
+    if name.endswith("relative_attention_bias.weight"):
+        return f * d ** -0.5
+    if name.endswith(".q.weight"):  # T5 folds the attention scale into q
+        return f * (d * cfg["d_kv"]) ** -0.5
+    return f * shape[1] ** -0.5     # k, v, o, wi_0, wi_1, wo: 1 / sqrt(fan-in)
+
+
 def random_model(cfg: dict, seed: int = 0, device=None, dtype: torch.dtype = STORE_DTYPE):
-    """A randomly initialised model of the config (transformers' own initialisation), in eval mode."""
-    torch.manual_seed(seed)
-    with torch.device(device or "cpu"):
+    """A random model of the config at the scales of transformers' own initialisation, in eval mode.
+
+    Built on the meta device and filled in one pass (transformers' init of a full-width
+    model takes minutes on a CPU); on a GPU the random numbers are drawn there.
+    """
+    dev = torch.device(device or "cpu")
+    with torch.device("meta"):
         model = _build(cfg, dtype)
+    model = model.to_empty(device=dev)
+    gen = torch.Generator(device=dev).manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():  # tied parameters come once
+            std = _std(name, p.shape, cfg)
+            if std is None:
+                p.fill_(1.0)
+            else:
+                p.copy_(torch.randn(p.shape, generator=gen, device=dev).mul_(std))
     return model.eval()
 
 
