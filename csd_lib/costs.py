@@ -171,12 +171,22 @@ def environment(device=None) -> dict:
             "python": platform.python_version()}
 
 
+def _clock():
+    """The clock that times calls: the process's CPU time with one torch thread on the CPU (a call
+    that other jobs preempt is not charged for their time, so the fit holds on a shared machine),
+    else wall time (several threads, or a GPU that works while the CPU waits)."""
+    if torch.get_num_threads() == 1 and not torch.cuda.is_available():
+        return time.process_time
+    return time.perf_counter
+
+
 def _median_time(fn, reps: int) -> float:
+    clock = _clock()
     ts = []
     for _ in range(reps):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        ts.append(time.perf_counter() - t0)
+        ts.append(clock() - t0)
     return float(np.median(ts))
 
 
@@ -221,11 +231,12 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
     points = sum(len(n_grid) * len(grids[lm.name]) for lm in lms)
     est = sum(per_call[lm.name] * len(n_grid) * len(grids[lm.name]) * 1.5 for lm in lms)
     reps = int(np.clip(0.85 * seconds / max(est, 1e-9), min_reps, 200))
+    clock = _clock()
     for lm in lms:                     # every point is timed once per round, rounds interleave
         seq = lm.start(prompt_ids)
-        t0 = time.perf_counter()
+        t0 = clock()
         lm.start(prompt_ids)
-        start_s = time.perf_counter() - t0
+        start_s = clock() - t0
         ctxs = {L: (seq + _filler(prompt_ids, L))[:L] if L >= len(seq) else seq[:L] for L in grids[lm.name]}
         drafts = {n: _filler(prompt_ids[::-1], n) for n in n_grid}
         times: dict[tuple[int, int], list[float]] = {}
@@ -233,10 +244,10 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
             for L, ctx in ctxs.items():
                 lm.logits(ctx, 0)              # grow or crop the cache to L (untimed)
                 for n in n_grid:
-                    t0 = time.perf_counter()
+                    t0 = clock()
                     lm.logits(ctx + drafts[n], n - 1)
                     if rnd >= warmup:
-                        times.setdefault((n, L), []).append(time.perf_counter() - t0)
+                        times.setdefault((n, L), []).append(clock() - t0)
         samples += [[lm.name, n, L, float(np.min(ts))] for (n, L), ts in times.items()]
         lm.release()
         samples.append([lm.name, 0, 0, start_s])               # n = 0 marks the start cost
@@ -252,6 +263,7 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
                          overhead["max_rel_err"])
     return CostModel(fam.name, device_name(fam.target.device), forward, review_fit, overhead["per_mag"], start, mid,
                      dict(environment(fam.target.device), reps_per_point=reps, points=points,
+                          clock="cpu time" if clock is time.process_time else "wall time",
                           prompt_tokens=len(prompt_ids)),
                      samples)
 
@@ -260,22 +272,26 @@ def engine_overhead(fam, prompt_ids: list[int], max_new_tokens: int = 48, rounds
     """The engine's own time per call, outside model forwards, from real generations.
 
     Runs every method ``rounds`` times on the prompt (interleaved, after a warm-up), keeps
-    each method's least disturbed (smallest) time outside forwards, and fits it as
+    each method's least disturbed (smallest) time outside forwards (scaled by the share of
+    the generation's wall time this process was on the CPU), and fits it as
     ``per_call * model calls + per_row * rows reviewed + per_mag * MaG calls`` (least
     squares, clipped at 0): the review, the bookkeeping and MaG's proposals.
     """
     from .cascade import METHODS, generate
     methods = [m for m in METHODS if m != "staged" or len(fam.drafters) >= 2]
     best: dict[str, tuple[float, list[float]]] = {}
+    clock = _clock()
     for rnd in range(rounds + 1):
         for m in methods:
+            c0 = clock()
             g = generate(fam, prompt_ids, m, max_new_tokens=max_new_tokens)
+            busy = (clock() - c0) / g.stats.wall_time  # 1 on an idle machine; < 1 when others preempt us
             if rnd == 0:
                 continue                                           # warm-up
             st = g.stats
             calls = sum(c for n, c in st.calls.items() if n != "mag")
             reviewed = sum(len(e.tokens) + 1 for e in g.events)
-            out = st.wall_time - sum(st.forward_time.values())
+            out = (st.wall_time - sum(st.forward_time.values())) * min(1.0, busy)
             if m not in best or out < best[m][0]:
                 best[m] = (out, [calls, reviewed, st.calls.get("mag", 0)])
     X = np.asarray([v[1] for v in best.values()], dtype=float)
