@@ -6,9 +6,15 @@
    ``csd-tok`` spans whose background colour is the colour of their level (LEVEL_COLORS).
 2. Starts JupyterLab on 127.0.0.1 (a free port) over a copy of the notebook, drives it with
    Playwright (Debian's Chromium, never a downloaded browser): runs all cells, waits for the
-   live panel, moves the lenience slider and edits one K entry, and checks that the trace
-   and stats widgets change each time. Screenshots ``live_panel.png`` and ``trace.png`` go to
-   the temporary folder, or to ``--shots docs`` to refresh the README pictures.
+   live panel, moves the lenience slider (the "what changed" readout and the per-pair
+   acceptance must appear), types a letter and a negative number into a K cell (the same
+   clear ValueError must appear, and the cell keeps what was typed) and edits one K entry
+   (trace, stats and the Algorithm-1 picture must change). The static trace is also
+   screenshot through CSS ``grayscale(1)``: neighbouring levels must differ by >= 30 grey
+   levels in the pixels, and levels with close greys must differ in underline style.
+   Screenshots ``live_panel.png``, ``trace.png`` and ``cascade_tree.png`` (the family's
+   Algorithm-1 picture) go to the temporary folder, or to ``--shots docs`` to refresh the
+   README pictures.
 3. Stops the server by its PID (its process group) in a ``finally`` block.
 
 Usage: ``.venv/bin/python scripts/browser_check.py [--chromium /usr/bin/chromium] [--keep DIR]``
@@ -155,6 +161,7 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def live_panel_check(tmp: Path, chromium: str, timeout: int, notebook: Path) -> None:
+    from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import sync_playwright
     print("[2/2] live panel in JupyterLab")
     root = tmp / "lab"
@@ -183,7 +190,11 @@ def live_panel_check(tmp: Path, chromium: str, timeout: int, notebook: Path) -> 
                     dialog.first.click()
                 page.locator("li.lm-MenuBar-item", has_text="Run").first.click()
                 page.click("li.lm-Menu-item[data-command='runmenu:run-all']")
-                panel = page.wait_for_selector(".csd-live-panel .csd-trace .csd-tok", timeout=timeout * 1000)
+                try:
+                    panel = page.wait_for_selector(".csd-live-panel .csd-trace .csd-tok", timeout=timeout * 1000)
+                except PlaywrightError:
+                    page.screenshot(path=str(tmp / "lab_failure.png"), full_page=True)
+                    raise
                 check(panel is not None, "the live panel rendered a coloured trace")
                 wait_idle(page, timeout)
                 n_plots = page.locator(".jp-OutputArea .js-plotly-plot").count()
@@ -197,6 +208,34 @@ def live_panel_check(tmp: Path, chromium: str, timeout: int, notebook: Path) -> 
                 trace1, stats1 = wait_change(page, trace0, stats0, 120)
                 check(trace1 != trace0 and stats1 != stats0, "moving the lenience slider changed trace and stats")
                 print(f"  (lenience {levels_changed(trace0, trace1)})")
+                diff1 = page.inner_text(".csd-live-panel .csd-diff")
+                check("changed: lenience" in diff1 and "tokens different from greedy AR" in diff1,
+                      "the 'what changed' readout names the lenience move and counts tokens against AR")
+                print("  (readout: " + " | ".join(diff1.splitlines()[1:4]) + ")")
+                if "tokens changed since the previous run: 0; tokens that changed level: 0" in diff1 \
+                        and "forward calls: unchanged" in diff1:
+                    check("altered no token" in diff1 and "timing noise" in diff1,
+                          "a move that changed no token and no call says that only timing noise moved")
+                pairs1 = page.inner_text(".csd-live-panel .csd-pairs")
+                check("previous run" in pairs1 and "<-" in pairs1, "per-pair acceptance sits beside the previous run")
+
+                cell = page.locator(".csd-k-0-1 input")
+                cell.scroll_into_view_if_needed()
+                keep = cell.input_value()
+                messages = {}
+                for typed, quoted in (("x", "entry 'x'"), ("-1", "entry -1")):
+                    cell.fill(typed)
+                    cell.press("Enter")
+                    err = wait_text(page, ".csd-live-panel .csd-error", quoted, 60)
+                    check("ValueError" in err and quoted in err, f"typing {typed!r} into K[0][1] shows the error: "
+                                                                 f"{err.strip()[:90]}...")
+                    messages[typed] = err.split("):", 1)[-1].strip()
+                check(messages["x"] == messages["-1"], "a letter gets the same explanation as a negative entry")
+                check(cell.input_value() == "-1", "the K cell keeps what was typed (nothing is swallowed)")
+                cell.fill(keep)
+                cell.press("Enter")
+                wait_text(page, ".csd-live-panel .csd-error", "", 60)
+                trace1, stats1 = panel_state(page)
 
                 cell = page.locator(".csd-k-0-0 input")
                 cell.scroll_into_view_if_needed()
@@ -206,6 +245,8 @@ def live_panel_check(tmp: Path, chromium: str, timeout: int, notebook: Path) -> 
                 trace2, stats2 = wait_change(page, trace1, stats1, 120)
                 check(trace2 != trace1 and stats2 != stats1, f"editing K[0][0] {old} -> {old + 3} changed trace and stats")
                 print(f"  (K edit {levels_changed(trace1, trace2)})")
+                tree_title = wait_text(page, ".csd-live-panel .csd-tree .gtitle", f"[[{old + 3},", 60)
+                check(f"[[{old + 3}," in tree_title, f"the Algorithm-1 picture redrew for the new K ({tree_title[:60]})")
                 check(page.locator(".csd-live-panel .csd-tok").count() >= 10, "the new trace has coloured tokens")
                 check("identical to AR (greedy)" in stats2 and "yes" in stats2, "the stats still say: identical to AR")
 
@@ -245,6 +286,19 @@ def wait_idle(page, timeout: int) -> None:
     raise CheckFailed(f"the notebook was still running after {timeout} s")
 
 
+def wait_text(page, selector: str, expect: str, timeout: int) -> str:
+    """The text of ``selector`` once it contains ``expect`` (or is empty, for ``expect=''``)."""
+    end = time.time() + timeout
+    text = ""
+    while time.time() < end:
+        loc = page.locator(selector)
+        text = (loc.first.text_content() or "") if loc.count() else ""  # text_content: SVG titles too
+        if (expect in text) if expect else not text.strip():
+            return text
+        time.sleep(0.5)
+    return text
+
+
 def wait_change(page, trace: str, stats: str, timeout: int) -> tuple[str, str]:
     end = time.time() + timeout
     while time.time() < end:
@@ -277,6 +331,89 @@ def shot(locator, path: Path) -> None:
     os.replace(tmp, path)
 
 
+_TOKEN_BOXES_JS = """e => { const r0 = e.getBoundingClientRect();
+  return [...e.querySelectorAll('.csd-tok')].map(s => { const r = s.getClientRects()[0]; const cs = getComputedStyle(s);
+    return {level: s.dataset.level, x: r.left - r0.left, y: r.top - r0.top, w: r.width, h: r.height,
+            deco: cs.textDecorationLine + ' ' + cs.textDecorationStyle}; }); }"""
+
+# the most common grey value inside each box of a PNG (decoded by the browser's own canvas)
+_BOX_GREY_JS = """async ({b64, boxes}) => { const img = new Image(); img.src = 'data:image/png;base64,' + b64;
+  await img.decode(); const c = document.createElement('canvas'); c.width = img.width; c.height = img.height;
+  const ctx = c.getContext('2d'); ctx.drawImage(img, 0, 0);
+  return boxes.map(b => { const w = Math.max(1, Math.floor(b.w) - 2), h = Math.max(1, Math.floor(b.h) - 2);
+    const d = ctx.getImageData(Math.ceil(b.x) + 1, Math.ceil(b.y) + 1, w, h).data; const hist = new Map();
+    for (let i = 0; i < d.length; i += 4) { const v = Math.round((d[i] + d[i + 1] + d[i + 2]) / 3);
+      hist.set(v, (hist.get(v) || 0) + 1); }
+    let best = null, n = -1; for (const [v, k] of hist) if (k > n) { n = k; best = v; } return best; }); }"""
+
+
+def greyscale_levels(page, selector: str, path: Path) -> tuple[dict, dict]:
+    """Screenshot ``selector`` through CSS grayscale(1); per level, the median grey of its token boxes."""
+    import base64
+    el = page.locator(selector).first
+    el.scroll_into_view_if_needed()
+    el.evaluate("e => { e.style.filter = 'grayscale(1)'; }")
+    try:
+        png = el.screenshot(timeout=30_000)
+    finally:
+        el.evaluate("e => { e.style.filter = ''; }")
+    path.write_bytes(png)
+    boxes = el.evaluate(_TOKEN_BOXES_JS)
+    greys = page.evaluate(_BOX_GREY_JS, {"b64": base64.b64encode(png).decode(), "boxes": boxes})
+    by: dict = {}
+    deco: dict = {}
+    for b, v in zip(boxes, greys):
+        by.setdefault(b["level"], []).append(v)
+        deco[b["level"]] = b["deco"]
+    return {lv: sorted(vs)[len(vs) // 2] for lv, vs in by.items()}, deco
+
+
+def check_greyscale(page, selector: str, path: Path) -> None:
+    """Neighbouring levels (LEVEL_ORDER) present in the trace differ in grey; close greys differ in underline."""
+    from csd_lib.viz import LEVEL_ORDER
+    grey, deco = greyscale_levels(page, selector, path)
+    print(f"  greyscale of each level (0-255): {grey}")
+    pairs = [(a, b) for a, b in zip(LEVEL_ORDER, LEVEL_ORDER[1:]) if a in grey and b in grey]
+    check(len(pairs) >= 2, f"the trace shows neighbouring levels to compare: {pairs}")
+    for a, b in pairs:
+        check(abs(grey[a] - grey[b]) >= 30, f"in greyscale {a} ({grey[a]}) and {b} ({grey[b]}) differ by >= 30")
+    levels = sorted(grey)
+    for i, a in enumerate(levels):
+        for b in levels[i + 1:]:
+            if abs(grey[a] - grey[b]) < 30:
+                check(deco[a] != deco[b], f"{a} and {b} look alike in grey but differ in underline "
+                                          f"({deco[a]!r} vs {deco[b]!r})")
+
+
+def tree_shot(tmp: Path, chromium: str, family: str) -> None:
+    """Render the Algorithm-1 picture of the family's default K and screenshot it to cascade_tree.png."""
+    from playwright.sync_api import sync_playwright
+    from csd_lib import load_family
+    from csd_lib.viz import cascade_tree_figure
+    fam = load_family(family)
+    html_path = tmp / "cascade_tree.html"
+    fig = cascade_tree_figure(fam, title=f"Algorithm 1 for {fam.name}: K = {fam.default_k}, lenience "
+                                         f"{fam.default_lenience:g}<br><sup>each box drafts for the box above "
+                                         f"it; siblings draft left to right; the parent then reviews the block"
+                                         f"</sup>")
+    fig.write_html(html_path, include_plotlyjs=True, config={"displayModeBar": False, "staticPlot": True})
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"],
+                                     timeout=60_000)
+        try:
+            page = browser.new_page(viewport={"width": int(fig.layout.width) + 40, "height": 900})
+            page.goto(html_path.as_uri(), timeout=60_000)
+            plot = page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
+            check(plot is not None, "the Algorithm-1 picture renders in Chromium")
+            texts = page.locator(".js-plotly-plot .annotation-text").all_text_contents()
+            check(any("K[0]" in t for t in texts), "the picture lists the target's row of K")
+            DOCS.mkdir(exist_ok=True)
+            shot(page.locator(".js-plotly-plot").first, DOCS / "cascade_tree.png")
+        finally:
+            browser.close()
+    check((DOCS / "cascade_tree.png").stat().st_size > 10_000, f"{DOCS / 'cascade_tree.png'} written")
+
+
 def trace_shot(page_path: Path, chromium: str) -> None:
     """Screenshot the static trace (the csd-trace element) of the exported page to docs/trace.png."""
     from playwright.sync_api import sync_playwright
@@ -289,6 +426,7 @@ def trace_shot(page_path: Path, chromium: str) -> None:
             el = page.locator(".csd-trace").first
             DOCS.mkdir(exist_ok=True)
             shot(el, DOCS / "trace.png")
+            check_greyscale(page, ".csd-trace", page_path.parent / "trace_grey.png")
             # the plotly trace figure: click its slider and check that the replay shows a review
             fig = page.locator(".js-plotly-plot:has(.slider-container)").first
             fig.scroll_into_view_if_needed()
@@ -316,6 +454,7 @@ def main() -> int:
     ap.add_argument("--keep", default=None, help="keep the temporary files in this folder")
     ap.add_argument("--skip-lab", action="store_true", help="only the static export")
     ap.add_argument("--notebook", default=str(NOTEBOOK), help="the notebook to check (default: 00_start_here)")
+    ap.add_argument("--family", default="tiny-t5", help="the family whose Algorithm-1 picture is drawn")
     ap.add_argument("--shots", default=None,
                     help="folder for the screenshots (default: the temporary folder; `--shots docs` refreshes "
                          "the README pictures)")
@@ -338,6 +477,7 @@ def main() -> int:
         notebook = Path(args.notebook).resolve()
         page = static_export(tmp, args.chromium, args.timeout, notebook)
         trace_shot(page, args.chromium)
+        tree_shot(tmp, args.chromium, args.family)
         if not args.skip_lab:
             live_panel_check(tmp, args.chromium, args.timeout, notebook)
     except (CheckFailed, PlaywrightError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
