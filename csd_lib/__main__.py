@@ -175,6 +175,13 @@ def _bench(args) -> None:
     bench_main(args)
 
 
+def _shadow(args) -> None:
+    from .shadow import build_shadows
+    presets = [p.strip() for p in args.presets.split(",") if p.strip()]
+    build_shadows(args.out, presets, max_layers=args.max_layers)
+    print(f"use them with: HF_HUB_CACHE={args.out} HF_HUB_OFFLINE=1 (random weights: a test bed, not a model)")
+
+
 # -- the parser --------------------------------------------------------------------------
 
 class _Help(argparse.ArgumentDefaultsHelpFormatter):
@@ -268,6 +275,13 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     b.add_argument("--costs", default=None, help="cost model JSON for the walltime prediction, or 'none' "
                    "(default: results/costs-<family>-<device>.json, measured when missing)")
     b.set_defaults(func=_bench)
+
+    sh = command("shadow", "write random-weight copies of the real checkpoints into a hub cache (test bed)")
+    sh.add_argument("--out", required=True, help="hub cache folder to write; then set HF_HUB_CACHE to it")
+    sh.add_argument("--presets", default="flan-t5-colab,flan-t5,vicuna", help="comma-separated real presets")
+    sh.add_argument("--max-layers", type=positive_int, default=None,
+                    help="cut every layer count to at most N (width and vocabulary stay real; default: full depth)")
+    sh.set_defaults(func=_shadow)
     return ap
 
 
