@@ -5,11 +5,13 @@ tokens carry most mass). The law of the first ``N_TOK`` generated tokens is comp
 exactly from the target (:func:`csd_lib.lossless.exact_joint`, shared per family and
 temperature), with EOS folded in when it is on: a sequence ends at EOS, so every outcome
 ``(.., EOS, x)`` counts as ``(.., EOS, EOS)``. ``n`` seeded generations (seeds
-``0 .. n-1``) give the empirical law; it must lie within the 99.9th percentile of the
-total variation (TV) that ``n`` exact multinomial draws from the same law give
-(:func:`csd_lib.lossless.noise_tv`). The naive variant (``generate(..., naive=True)``:
+``0 .. n-1``) give the empirical law; its total variation (TV) from the exact law must lie
+within the ``QUANTILE`` of the TV that ``n`` exact multinomial draws from the same law give
+(:func:`csd_lib.lossless.noise_tv`; 99.9%, higher in the full sweep, so that a false alarm in
+any case of a run has probability <= 1%). The naive variant (``generate(..., naive=True)``:
 upper levels review against the drafters' raw distributions) is the negative control: on
-every csd case with lenience >= 3 it must exceed that same threshold. For ``sd``,
+csd cases with lenience >= 3 it must exceed that same threshold, in at least one case of
+each (arch, depth, temperature) group (its bias depends on the law; see ``NAIVE_GROUPS``). For ``sd``,
 ``staged`` and ``mag`` there is no lenient review, so naive and exact must give the same
 tokens, seed for seed.
 
@@ -18,7 +20,7 @@ temperatures 0.7 and 1.5, EOS on, a drafter equal to the target, K with zeros, a
 methods sd, staged, mag and csd, in 7 cases of 120 to 200 samples (thresholds TV 0.13 to
 0.24: gross errors only; about 50 s of CPU). ``CSD_FULL_SWEEP=1`` (``csd_lib.config.FULL_SWEEP``)
 runs the full grid instead: every arch, depth, temperature and lenience (2, 10, 1e6), 68
-cases of 1,000 samples (thresholds TV 0.05 to 0.09; about an hour on one CPU core). Each case id names its config and
+cases of 1,000 samples (thresholds near TV 0.06 to 0.1; about an hour on one CPU core). Each case id names its config and
 seeds, e.g. ``csd-llama-nd2-fam5-eos-lam3-T1.5-k2.0.3/0.1.2/0.0.3-seeds0..199``; rerun it
 alone with ``pytest "tests/test_sampling_exact.py::test_exact_within_noise[ID]"``.
 """
@@ -37,7 +39,6 @@ from csd_lib.config import FULL_SWEEP
 from csd_lib.lossless import exact_joint, noise_tv, tv
 
 V, N_TOK, PROMPT = 6, 2, [3, 4, 5, 3, 4, 5, 3, 4]
-QUANTILE = 0.999
 SCALE = {"llama": 4.0, "t5": 0.001}  # output-layer scale: random T5 outputs are near one-hot unscaled
 K = {  # K per (method, drafters); zeros in every matrix that has room for one
     ("csd", 1): ((2, 3), (0, 3)),
@@ -94,9 +95,16 @@ def full_cases(n: int = 1000) -> list[Case]:
 
 
 CASES = full_cases() if FULL_SWEEP else CI_CASES
-# The naive variant's bias grows with lenience; at lenience 2 on a sharp law it can be below
-# what a few hundred samples resolve, so the negative control runs from lenience 3 up.
-NAIVE_CASES = [c for c in CASES if c.method == "csd" and c.lenience >= 3]
+# Noise quantile: a false alarm in any case of the run has probability <= 1%.
+QUANTILE = max(0.999, 1 - 0.01 / len(CASES))
+REPS = max(4000, int(20 / (1 - QUANTILE)))
+# Negative control per (arch, depth, temperature) group of csd cases with lenience >= 3. The
+# naive bias depends on the law: on a sharp T5 law with EOS (t5, nd2, T 0.7) it measured TV
+# 0.034, under the 1,000-sample threshold, so a group passes when one of its cases is caught.
+NAIVE_GROUPS: dict[str, list[Case]] = {}
+for _c in CASES:
+    if _c.method == "csd" and _c.lenience >= 3:
+        NAIVE_GROUPS.setdefault(f"{_c.arch}-nd{_c.nd}-T{_c.T:g}", []).append(_c)
 
 
 @functools.lru_cache(maxsize=None)
@@ -163,14 +171,14 @@ def test_ci_set_covers_the_settings():
     assert min(lams) == 2 and max(lams) == 1e6
     assert any(c.eos for c in cs) and any(c.same for c in cs)
     assert all(0 in itertools.chain(*c.k) for c in cs if c.method in ("csd", "staged"))
-    assert len(NAIVE_CASES) >= 2 and len({c.id for c in cs}) == len(cs)
+    assert len(NAIVE_GROUPS) >= 2 and len({c.id for c in cs}) == len(cs)
 
 
 @pytest.mark.parametrize("c", CASES, ids=[c.id for c in CASES])
 def test_exact_within_noise(c):
     p = case_law(c)
     emp, runs = sample(c)
-    thr = noise_tv(p, c.n, QUANTILE)
+    thr = noise_tv(p, c.n, QUANTILE, REPS)
     assert tv(emp, p) < thr, (c.id, tv(emp, p), thr)
     if c.eos:  # EOS really ended sequences, inside the first N_TOK tokens
         eos = family(c.arch, c.nd, c.same, c.eos, c.fam_seed).target.eos_token_id
@@ -179,12 +187,18 @@ def test_exact_within_noise(c):
         assert sample(c, naive=True, n=20)[1] == runs[:20]
 
 
-@pytest.mark.parametrize("c", NAIVE_CASES, ids=[c.id for c in NAIVE_CASES])
-def test_naive_variant_is_caught(c):
+@pytest.mark.parametrize("group", list(NAIVE_GROUPS), ids=[f"{g}:" + ",".join(c.id for c in cs)
+                                                      for g, cs in NAIVE_GROUPS.items()])
+def test_naive_variant_is_caught(group):
     """Reviewing against the drafters' raw p instead of q_eff breaks exactness, visibly."""
-    p = case_law(c)
-    emp, _ = sample(c, naive=True)
-    assert tv(emp, p) > noise_tv(p, c.n, QUANTILE), (c.id, tv(emp, p))
+    seen = []
+    for c in NAIVE_GROUPS[group]:
+        p = case_law(c)
+        emp, _ = sample(c, naive=True)
+        seen.append((c.id, tv(emp, p), noise_tv(p, c.n, QUANTILE, REPS)))
+        if seen[-1][1] > seen[-1][2]:
+            return
+    pytest.fail(f"the naive variant stayed within noise in every case (id, TV, threshold): {seen}")
 
 
 def test_folded_law_is_a_law():
