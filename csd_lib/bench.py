@@ -427,7 +427,7 @@ def predicted_vs_measured(records: list[dict], cost_model=None, n_sim: int = 400
     measured walltime are what the paper never calibrated.
     """
     from .ewif import predict_speedup
-    from .tune import acceptance_table, latency_costs
+    from .tune import acceptance_table, complete_table, latency_costs
     summary = summarize(records, cost_model, n_sim)
     best = fastest(records)
     out = {}
@@ -436,7 +436,7 @@ def predicted_vs_measured(records: list[dict], cost_model=None, n_sim: int = 400
         if not recs or "config" not in recs[0]:
             continue
         cfg = ewif_config(recs[0]["config"])
-        table = acceptance_table(recs, min_reached=1)
+        table = complete_table(acceptance_table(recs, min_reached=1), ["target", *cfg.get("drafters", [])])
         params = recs[0]["stats"]["params"]
         ms_costs = {n: (params[n] / params["target"] if n in params else 0.0) for n in params}
         ms_costs.setdefault("mag", 0.0)

@@ -355,6 +355,30 @@ def cost_figure(cm: CostModel, title: str | None = None):
     return fig
 
 
+def prediction_figure(records: list[dict], cm: CostModel, title: str = ""):
+    """Predicted (EWIF with this cost model) against measured median walltime speedup, one point per method."""
+    from .bench import predicted_vs_measured
+    from .viz import parity_figure
+    pv = predicted_vs_measured(records, cm)
+    pts = [dict(label=m, measured=v["speedup_walltime_median"], predicted=v["predicted_walltime"])
+           for m, v in pv.items()]
+    return parity_figure(pts, "measured", "predicted", xlabel="measured walltime speedup (median over examples)",
+                         ylabel="predicted by EWIF + cost model", title=title or "walltime: predicted vs measured")
+
+
+def time_share_figure(records: list[dict], cm: CostModel, title: str = ""):
+    """Stacked bars: the share of each method's predicted time that each model takes (where the time goes)."""
+    import plotly.graph_objects as go
+    from .bench import predicted_vs_measured
+    pv = {m: v for m, v in predicted_vs_measured(records, cm).items() if m != "ar"}
+    names = list(dict.fromkeys(n for v in pv.values() for n in v["cost_share"]))
+    fig = go.Figure([go.Bar(name=n, x=list(pv), y=[100 * v["cost_share"].get(n, 0.0) for v in pv.values()])
+                     for n in names])
+    fig.update_layout(barmode="stack", yaxis_title="% of predicted time", template="plotly_white",
+                      title=title or "where the time goes (cost model)")
+    return fig
+
+
 def main(argv=None) -> int:
     import argparse
     ap = argparse.ArgumentParser(prog="python -m csd_lib.costs", description=__doc__.split("\n\n")[0])

@@ -87,3 +87,21 @@ def test_measure_save_load_roundtrip(tmp_path):
     assert load_costs("x", path=tmp_path / "missing.json") is None
     with pytest.raises(ValueError, match="no model 'huge'"):
         cm.call("huge", 1)
+
+
+def test_figures_from_a_run(tmp_path):
+    from csd_lib.bench import run_bench
+    from csd_lib.costs import cost_figure, prediction_figure, time_share_figure
+
+    class Ex:
+        prompt, task, source = "w5 w6 w7 w8 w5 w6", "toy", "test"
+    fam = random_family("llama", vocab_size=40, n_drafters=2, seed=1)
+    recs = run_bench(fam, [Ex()], ["ar", "sd", "csd"], tmp_path / "r.jsonl", 12, warmup=0, progress=False)
+    cm = CostModel.constant({"target": 1.0, "base": 0.2, "small": 0.1, "mag": 0.01})
+    shares = time_share_figure(recs, cm)
+    totals = np.sum([bar.y for bar in shares.data], axis=0)
+    np.testing.assert_allclose(totals, 100.0)                      # every method's time is accounted for
+    assert [p["label"] for p in [{"label": t} for t in prediction_figure(recs, cm).data[0].text]] == ["ar", "sd", "csd"]
+    measured = measure_costs(fam, fam.tokenizer("w5 w6 w7")["input_ids"], seconds=0.5, n_grid=(1, 2, 4, 8),
+                             l_grid=(4, 12), min_reps=2)
+    assert len(cost_figure(measured).data) == 3 * 2 * 2               # models x cache lengths x (points, fit)
