@@ -251,6 +251,8 @@ def live_panel_check(tmp: Path, chromium: str, timeout: int, notebook: Path) -> 
                 check("identical to AR (greedy)" in stats2 and "yes" in stats2, "the stats still say: identical to AR")
 
                 DOCS.mkdir(exist_ok=True)
+                page.set_viewport_size({"width": 1300, "height": 2400})  # the whole panel, tree included
+                time.sleep(2)
                 shot(page.locator(".csd-live-panel").first, DOCS / "live_panel.png")
                 check((DOCS / "live_panel.png").stat().st_size > 10_000, f"{DOCS / 'live_panel.png'} written")
             finally:
