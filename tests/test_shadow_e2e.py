@@ -1,0 +1,152 @@
+"""Every real preset end to end, offline, on shadow checkpoints (real width and vocabulary, one layer).
+
+Shadows are built once for the module. Each preset is loaded once in this process and
+generates with every method (greedy, fp32, CPU: every output must equal AR's); then one
+CLI ``generate`` and one ``bench`` smoke run per preset go through subprocesses, and
+notebook 00 runs on a shadowed preset. Slow (a few minutes on 2 cores): deselect with
+``-m 'not slow'``.
+"""
+import gc
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import huggingface_hub
+import pytest
+import torch
+
+from csd_lib import config
+from csd_lib.shadow import build_shadows
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parent.parent
+PRESETS = ["flan-t5-colab", "flan-t5", "vicuna"]
+PROMPT = ("Q: Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. "
+          "How many clips did Natalia sell altogether in April and May? A:")
+VOCAB = {"flan-t5-colab": 32128, "flan-t5": 32128, "vicuna": 32000}
+WIDTH = {"flan-t5-colab": 1024, "flan-t5": 4096, "vicuna": 4096}
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    out = tmp_path_factory.mktemp("shadow-hub")
+    records = build_shadows(out, PRESETS, max_layers=1, verbose=False)
+    assert {r["id"] for r in records} == {"google/flan-t5-large", "google/flan-t5-base", "google/flan-t5-small",
+                                          "google/flan-t5-xxl", "lmsys/vicuna-7b-v1.3", "double7/vicuna-68m"}
+    return out
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("csd-cache")
+
+
+def env(hub, cache, **extra) -> dict:
+    """A subprocess environment: the shadow hub, offline, a fresh bigram cache, real data if present."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("CSD_", "HF_"))}
+    e.update(HF_HUB_CACHE=str(hub), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
+             OMP_NUM_THREADS="1", CSD_CACHE_DIR=str(cache), **extra)
+    if config.data_dir() is not None:
+        e["CSD_DATA_DIR"] = str(config.data_dir())
+    return e
+
+
+@pytest.fixture
+def offline(hub, cache, monkeypatch):
+    """This process reads the shadow hub offline (huggingface_hub and csd_lib.config read these at call time)."""
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(config, "HF_OFFLINE", True)
+    monkeypatch.setattr(config, "CACHE_DIR", str(cache))
+
+
+def run(args, environ, timeout=600):
+    p = subprocess.run([sys.executable, "-m", "csd_lib", *args], env=environ, cwd=REPO, capture_output=True,
+                       text=True, timeout=timeout)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return p
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_preset_end_to_end_on_shadows(preset, hub, cache, offline, tmp_path):
+    from csd_lib import generate, load_family
+    from csd_lib.families import REAL_PRESETS
+    fam = load_family(preset, device="cpu", dtype=torch.float32)
+    assert [m.model_id for m in fam.models] == [REAL_PRESETS[preset]["target"], *REAL_PRESETS[preset]["drafters"]]
+    assert all(m.dtype == torch.float32 and m.vocab_size == VOCAB[preset] for m in fam.models)
+    assert fam.target.model.config.to_dict().get("d_model", fam.target.model.config.to_dict().get("hidden_size")) \
+        == WIDTH[preset]
+    methods = ["ar", "sd", "mag", "csd"] + (["staged"] if fam.target.is_encoder_decoder else [])
+    outs = {m: generate(fam, PROMPT, m, max_new_tokens=8) for m in methods}
+    ar = outs["ar"].token_ids
+    assert len(ar) == 8 or ar[-1] == fam.target.eos_token_id
+    for m in methods:
+        assert outs[m].token_ids == ar, f"{preset}/{m} changed the greedy output"
+        assert outs[m].stats.calls["target"] >= 1
+    assert outs["csd"].stats.calls.get("mag", 0) > 0  # the cascade reached MaG at the bottom
+    del fam, outs
+    gc.collect()
+
+    e = env(hub, cache)
+    cli = run(["generate", "--family", preset, "--method", "csd", "--prompt", PROMPT, "--json",
+               "--max-new-tokens", "8", "--device", "cpu", "--dtype", "fp32"], e)
+    assert json.loads(cli.stdout.strip().splitlines()[-1])["token_ids"] == ar
+
+    out = tmp_path / "bench.jsonl"
+    run(["bench", "--family", preset, "--task", "gsm8k", "--n", "1", "--max-new-tokens", "8",
+         "--methods", "ar,sd,mag,csd", "--out", str(out), "--device", "cpu", "--dtype", "fp32", "--threads", "1",
+         "--costs", "none"], e)  # a cost model on random weights would only cost CI time
+    recs = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    assert sorted(r["method"] for r in recs) == ["ar", "csd", "mag", "sd"]
+    assert not [r for r in recs if r.get("error")], [r["error"] for r in recs if r.get("error")]
+    ref = next(r for r in recs if r["method"] == "ar")["token_ids"]
+    assert all(r["token_ids"] == ref for r in recs)
+
+
+def test_notebook_00_on_a_shadowed_preset(hub, cache, tmp_path):
+    """Notebook 00 executed with CSD_FAMILY set to a real preset served by the shadow hub.
+
+    Every cell must run without an exception other than an AssertionError of a claim about
+    gains (random weights accept almost nothing, so e.g. "CSD saves target calls" cannot hold
+    on shadows); the greedy-identity cells must pass.
+    """
+    e = env(hub, cache, CSD_FAMILY="flan-t5-colab", CSD_FAST="1")
+    nb = REPO / "notebooks" / "00_start_here.ipynb"
+    p = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--allow-errors",
+                        str(nb), "--output-dir", str(tmp_path), "--ExecutePreprocessor.timeout=600"],
+                       env=e, cwd=REPO / "notebooks", capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-4000:]
+    cells = [c for c in json.loads((tmp_path / nb.name).read_text())["cells"] if c["cell_type"] == "code"]
+    text = json.dumps([c.get("outputs", []) for c in cells])
+    assert "flan-t5-colab" in text, "the notebook did not run the family named by CSD_FAMILY"
+    errors = [(("".join(c["source"]))[:80], o["ename"], o["evalue"]) for c in cells for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert all(ename == "AssertionError" for _, ename, _ in errors), errors
+    assert not [e for e in errors if "greedy output" in e[2]], errors
+
+
+def test_gpu_check_dry_run_on_the_cpu(hub, cache, tmp_path):
+    """scripts/gpu_check.py's code path (build, load, per-call timing, end to end) on a tiny grid.
+
+    The cost-model step is left out: csd_lib.costs' engine-overhead generations take minutes on the CPU."""
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, str(REPO / "scripts" / "gpu_check.py"), "--hub", str(hub), "--out", str(out),
+                        "--device", "cpu", "--dtype", "fp32", "--max-layers", "1", "--presets", "flan-t5-colab",
+                        "--tokens", "1,3", "--cache-lens", "4,9", "--warmup", "0", "--reps", "1", "--n-prompts", "1",
+                        "--max-new-tokens", "4", "--cost-seconds", "0"],
+                       env=env(hub, cache), cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    res = json.loads((out / "gpu_check.json").read_text())
+    rec = res["presets"]["flan-t5-colab"]
+    assert all(r["reused"] for r in rec["shadows"])  # the module's shadows, not a rebuild
+    assert set(rec["models"]) == {"target", "base", "small"}
+    calls = rec["models"]["target"]["calls"]
+    assert [(r["cache_len"], r["tokens"]) for r in calls] == [(4, 1), (4, 3), (9, 1), (9, 3)]
+    assert all(r["median_s"] > 0 for r in calls)
+    gen = rec["generate"]
+    assert set(gen) == {"ar", "sd", "csd"} and all(g["same_as_first"] for g in gen.values())
+    assert 0 <= gen["csd"]["outside_share"] < 1
+    assert "cost_model" not in rec
