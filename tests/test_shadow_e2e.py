@@ -9,6 +9,7 @@ notebook 00 runs on a shadowed preset. Slow (a few minutes on 2 cores): deselect
 import gc
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -109,23 +110,21 @@ def test_preset_end_to_end_on_shadows(preset, hub, cache, offline, tmp_path):
 def test_notebook_00_on_a_shadowed_preset(hub, cache, tmp_path):
     """Notebook 00 executed with CSD_FAMILY set to a real preset served by the shadow hub.
 
-    Every cell must run without an exception other than an AssertionError of a claim about
-    gains (random weights accept almost nothing, so e.g. "CSD saves target calls" cannot hold
-    on shadows); the greedy-identity cells must pass.
+    It must run through, or stop only at an assertion of a claim about gains ("claim
+    broken: ..."): random weights accept almost nothing, so e.g. "CSD saves target calls"
+    cannot hold on shadows. The greedy-identity asserts come before the first claim.
     """
     e = env(hub, cache, CSD_FAMILY="flan-t5-colab", CSD_FAST="1")
     nb = REPO / "notebooks" / "00_start_here.ipynb"
-    p = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--allow-errors",
-                        str(nb), "--output-dir", str(tmp_path), "--ExecutePreprocessor.timeout=600"],
+    p = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", str(nb),
+                        "--output-dir", str(tmp_path), "--ExecutePreprocessor.timeout=600"],
                        env=e, cwd=REPO / "notebooks", capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0, p.stderr[-4000:]
-    cells = [c for c in json.loads((tmp_path / nb.name).read_text())["cells"] if c["cell_type"] == "code"]
-    text = json.dumps([c.get("outputs", []) for c in cells])
+    if p.returncode == 0:
+        text = (tmp_path / nb.name).read_text()
+    else:
+        text = re.sub(r"\x1b\[[0-9;]*m", "", p.stderr)
+        assert re.search(r"AssertionError: claim broken", text), text[-4000:]
     assert "flan-t5-colab" in text, "the notebook did not run the family named by CSD_FAMILY"
-    errors = [(("".join(c["source"]))[:80], o["ename"], o["evalue"]) for c in cells for o in c.get("outputs", [])
-              if o.get("output_type") == "error"]
-    assert all(ename == "AssertionError" for _, ename, _ in errors), errors
-    assert not [e for e in errors if "greedy output" in e[2]], errors
 
 
 def test_gpu_check_dry_run_on_the_cpu(hub, cache, tmp_path):
