@@ -137,7 +137,8 @@ def cost_section(fam: str) -> list[str]:
     lines = [f"### Cost model of {fam} (`results/costs-{fam}-cpu.json`)", "",
              f"Measured by `python -m csd_lib.costs --family {fam}`: every model through `LM.logits`, "
              f"n = 1..32 tokens scored at cache lengths {sorted({s[2] for s in cm.samples if s[1] > 0})}, "
-             f"{env.get('reps_per_point')} interleaved rounds per point (median), torch {env.get('torch')}, "
+             f"the fastest of {env.get('reps_per_point')} interleaved rounds per point, timed in "
+             f"{env.get('clock', 'wall time')}, torch {env.get('torch')}, "
              f"{env.get('threads')} thread(s), {env.get('cpu_model')}. Fit: t(n, L) = a + b·n + c·L + d·n·L.", "",
              "| model | a (ms) | b (ms/token) | c (ms/cached token) | d | R² | max rel. error | 1 token | 17 tokens |",
              "|---|---|---|---|---|---|---|---|---|"]
