@@ -29,7 +29,7 @@ import torch
 
 from . import config
 
-CONFIGS_DIR = config.REPO_ROOT / "data" / "hf_configs"
+CONFIGS_DIR = config.DATA_ROOT / "hf_configs"
 SHARD_BYTES = 4 * 2**30          # safetensors shard size for full-depth checkpoints
 STORE_DTYPE = torch.float16      # see the module docstring
 LAYER_KEYS = ("num_layers", "num_decoder_layers", "num_hidden_layers")
