@@ -13,6 +13,8 @@ import pytest
 from csd_lib import config
 
 ROOT = Path(__file__).resolve().parent.parent
+# Provided by the runtime, never installed by us: google.colab exists only on Colab (setup cell).
+RUNTIME_ONLY = {"google"}
 
 
 def _imports(source: str) -> set[str]:
@@ -34,7 +36,7 @@ def imported_modules() -> set[str]:
             if cell["cell_type"] == "code":
                 src = "".join(cell["source"])
                 mods |= _imports("\n".join(ln for ln in src.splitlines() if not ln.lstrip().startswith(("%", "!"))))
-    return {m for m in mods if m not in sys.stdlib_module_names and m != "csd_lib"}
+    return {m for m in mods if m not in sys.stdlib_module_names and m != "csd_lib" and m not in RUNTIME_ONLY}
 
 
 def _norm(name: str) -> str:
