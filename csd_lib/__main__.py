@@ -1,4 +1,4 @@
-"""Command line: ``csd generate|demo|bench`` (or ``python -m csd_lib ...``).
+"""Command line: ``csd generate|demo|bench|shadow`` (or ``python -m csd_lib ...``).
 
 Bad input ends in one line ``error: ...`` on stderr and exit status 2; ``--debug`` shows
 the traceback instead.
@@ -19,7 +19,7 @@ from .cascade import METHODS, check_lenience, check_max_new_tokens, check_method
 from .families import FAMILIES
 from .tasks import SPLITS, TASKS
 
-DTYPES = sorted(config._DTYPES)
+DTYPES = sorted(config.DTYPES_BY_NAME)
 EXIT_BAD_INPUT = 2
 
 

@@ -64,7 +64,7 @@ def pick_device(device: str | torch.device | None = None) -> torch.device:
     return torch.device("cpu")
 
 
-_DTYPES = {"fp32": torch.float32, "float32": torch.float32, "fp16": torch.float16,
+DTYPES_BY_NAME = {"fp32": torch.float32, "float32": torch.float32, "fp16": torch.float16,
            "float16": torch.float16, "bf16": torch.bfloat16, "bfloat16": torch.bfloat16,
            "fp64": torch.float64, "float64": torch.float64}
 
@@ -73,9 +73,9 @@ def parse_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:
     """A torch dtype from a name such as 'bf16' or 'float32'; None stays None."""
     if dtype is None or isinstance(dtype, torch.dtype):
         return dtype
-    if dtype not in _DTYPES:
-        raise ValueError(f"unknown dtype {dtype!r}; use one of {sorted(_DTYPES)}")
-    return _DTYPES[dtype]
+    if dtype not in DTYPES_BY_NAME:
+        raise ValueError(f"unknown dtype {dtype!r}; use one of {sorted(DTYPES_BY_NAME)}")
+    return DTYPES_BY_NAME[dtype]
 
 
 # -- device and dtype policy ------------------------------------------------------------

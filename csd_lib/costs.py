@@ -210,8 +210,9 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
     favour one of them.
     """
     if prompt_ids is None:
+        from .cascade import encode_prompt
         from .tasks import load_task
-        prompt_ids = fam.tokenizer(load_task(fam.task, "val", 1)[0].prompt)["input_ids"]
+        prompt_ids = encode_prompt(fam, load_task(fam.task, "val", 1)[0].prompt)
     lms = fam.models
     samples: list[list] = []
     grids = {}

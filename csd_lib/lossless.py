@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .cascade import encode_prompt, generate
+from .cascade import check_temperature, encode_prompt, generate
 from .review import probs
 
 
@@ -35,7 +35,7 @@ def exact_joint(family, prompt, n_tokens: int, temperature: float = 1.0) -> np.n
     target scores all ``V**(n-1)`` prefixes in one batch, so keep ``V**n`` small (a few
     thousand). EOS is treated as an ordinary token: use a family built with ``eos=None``.
     """
-    if temperature <= 0:
+    if check_temperature(temperature) == 0:
         raise ValueError("exact_joint is for sampling (temperature > 0); greedy output is one sequence")
     if n_tokens < 1:
         raise ValueError(f"n_tokens must be >= 1, got {n_tokens}")

@@ -173,14 +173,16 @@ def _model_class(cfg):
 def count_params(path_or_id: str, keep_fp32: tuple[str, ...] = ()) -> tuple[int, int]:
     """(parameters, those in modules named in ``keep_fp32``) of a checkpoint, read from its config only.
 
-    The model is built on the meta device: no weights are downloaded or allocated.
+    The model is built on the meta device: no weights are downloaded or allocated. The
+    config's own ``tie_word_embeddings`` is kept (transformers 5.24's T5Config reports True
+    for the untied FLAN-T5 checkpoints, which would drop their ``lm_head`` from the count).
     """
-    from transformers import AutoConfig
-    cfg = AutoConfig.from_pretrained(path_or_id)
-    with torch.device("meta"):
-        model = _model_class(cfg).from_config(cfg)
+    from transformers import PretrainedConfig
+    from .shadow import build_on_meta
+    cfg, _ = PretrainedConfig.get_config_dict(path_or_id)
+    model = build_on_meta(cfg)
     n = n32 = 0
-    for name, p in model.named_parameters():
+    for name, p in model.named_parameters():  # tied parameters come once
         n += p.numel()
         if any(part in keep_fp32 for part in name.split(".")):
             n32 += p.numel()

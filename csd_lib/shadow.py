@@ -103,11 +103,16 @@ def config_object(cfg: dict):
 
 def _model_class(cfg: dict):
     import transformers
-    return getattr(transformers, cfg["architectures"][0])
+    if cfg.get("architectures"):
+        return getattr(transformers, cfg["architectures"][0])
+    seq2seq = cfg.get("is_encoder_decoder", False)
+    return transformers.AutoModelForSeq2SeqLM if seq2seq else transformers.AutoModelForCausalLM
 
 
 def _build(cfg: dict, dtype: torch.dtype):
-    model = _model_class(cfg)._from_config(config_object(cfg), dtype=dtype)
+    obj = config_object(cfg)
+    cls = _model_class(cfg)
+    model = cls.from_config(obj, dtype=dtype) if cls.__name__.startswith("Auto") else cls._from_config(obj, dtype=dtype)
     if cfg.get("is_encoder_decoder"):
         # Untied T5 in transformers 5.24 also unties the encoder's and decoder's input
         # embeddings from ``shared``; the published checkpoints share one input embedding.
@@ -115,11 +120,15 @@ def _build(cfg: dict, dtype: torch.dtype):
     return model
 
 
+def build_on_meta(cfg: dict):
+    """The model a config dict describes, on the meta device (nothing allocated), with its published tying."""
+    with torch.device("meta"):
+        return _build(cfg, torch.float32)
+
+
 def count_params(cfg: dict) -> int:
     """Parameters of the model a config describes, counted on the meta device (nothing allocated)."""
-    with torch.device("meta"):
-        model = _build(cfg, torch.float32)
-    return sum(p.numel() for p in model.parameters())
+    return sum(p.numel() for p in build_on_meta(cfg).parameters())
 
 
 def _std(name: str, shape: torch.Size, cfg: dict) -> float | None:

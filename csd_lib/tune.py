@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .cascade import check_lenience, check_max_new_tokens, generate
+from .cascade import check_lenience, check_max_new_tokens, encode_prompt, generate
 from .ewif import predict_speedup
 
 
@@ -167,7 +167,7 @@ def _cache_length(fam, prompts: list[str], max_new_tokens: int) -> float:
     """Mean cache length over a generation: the decoder start (T5) or the prompt (Llama), plus half the output."""
     if fam.target.is_encoder_decoder:
         return 1 + max_new_tokens / 2
-    return float(np.mean([len(fam.tokenizer(p)["input_ids"]) for p in prompts])) + max_new_tokens / 2
+    return float(np.mean([len(encode_prompt(fam, p)) for p in prompts])) + max_new_tokens / 2
 
 
 def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens: int = 96,

@@ -20,6 +20,7 @@ import pytest
 from csd_lib import generate, random_family
 from csd_lib.__main__ import main, parser, prog_name
 from csd_lib.bench import read_records, run_bench
+from csd_lib.lossless import exact_joint
 from csd_lib.tasks import load_task
 from csd_lib.tune import grid_search, tune
 
@@ -84,6 +85,8 @@ CASES = [
          api=lambda d: tune(fam(), ["w3 w4"], max_new_tokens=INF)),
     Case("api-tune-candidate-lenience-nan", "lenience must be a finite number",
          api=lambda d: tune(fam(), ["w3 w4"], candidates=[(fam().default_k, NAN)])),
+    Case("api-exact-joint-temperature-nan", "temperature must be a finite number >= 0",
+         api=lambda d: exact_joint(fam(), "w3", 1, temperature=NAN)),
     Case("api-grid-n-zero", "n must be an integer >= 1", api=lambda d: grid_search(fam(), ["w3"], [], n=0)),
     Case("api-run-bench-max-new-tokens-nan", "max_new_tokens must be an integer",
          api=lambda d: run_bench(fam(), load_task("synth-gsm8k", "test", 1), ["ar"], d / "out.jsonl",

@@ -1,5 +1,7 @@
 """The device and dtype policy (config.policy, config.plan_memory), table-tested on fake devices,
 plus the loading checks that need no GPU: fp32 'wo' layers, finite logits, the accelerate path."""
+import json
+
 import pytest
 import torch
 
@@ -115,6 +117,22 @@ def test_count_params_from_config_only(tmp_path):
     assert n == sum(p.numel() for p in m.parameters())
     assert n_wo == sum(p.numel() for name, p in m.named_parameters() if ".wo." in name) > 0
     assert config.param_bytes(n, n_wo, F16) == 2 * (n - n_wo) + 4 * n_wo
+
+
+def test_count_params_keeps_published_untied_lm_head(tmp_path):
+    from csd_lib import shadow
+    cfg = shadow.published_config("google/flan-t5-small")
+    assert cfg["tie_word_embeddings"] is False
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    n, _ = count_params(str(tmp_path))
+    tied, _ = count_params(str(_write(tmp_path / "tied", dict(cfg, tie_word_embeddings=True))))
+    assert n == shadow.count_params(cfg) == tied + cfg["vocab_size"] * cfg["d_model"]  # its own lm_head
+
+
+def _write(d, cfg):
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps(cfg))
+    return d
 
 
 # -- loading checks on the CPU -----------------------------------------------------------
