@@ -64,7 +64,14 @@ def _stats(x) -> dict:
 
 
 def acceptance_table(runs, min_reached: int = 3) -> dict:
-    """{(reviewer, proposer): conditional acceptance per block position} pooled over runs."""
+    """{(reviewer, proposer): conditional acceptance per block position} pooled over runs.
+
+    Positions reached fewer than ``min_reached`` times take their nearest observed
+    neighbour. The row ends with the pooled rate over all reached positions (the i.i.d.
+    estimate), which ``ewif.predict_speedup`` repeats beyond the row: a candidate that
+    drafts further than the runs did is priced with that, not with the last, thinly
+    observed position.
+    """
     pooled: dict[str, tuple[list[int], list[int]]] = {}
     for run in runs:
         for key, st in _stats(run)["acceptance"].items():
@@ -79,23 +86,28 @@ def acceptance_table(runs, min_reached: int = 3) -> dict:
     for key, (r, a) in pooled.items():
         reviewer, proposer = key.split("<-")
         cond = [y / x if x >= min_reached else float("nan") for x, y in zip(r, a)]
-        table[(reviewer, proposer)] = _nan_fill(cond)
+        tail = [sum(a) / sum(r)] if sum(r) else []
+        table[(reviewer, proposer)] = _nan_fill(cond + tail)
     return table
 
 
 def complete_table(table: dict, levels: list[str], default: float = 0.3) -> dict:
-    """Give every (reviewer, lower level) pair a row; unobserved pairs get the worst row of that reviewer.
+    """Give every (reviewer, lower level) pair a row, for pairs that the runs never exercised.
 
-    A probe configuration may never let a level draft for some reviewer (e.g. MaG at the top
-    when the neural drafters already fill the budget); the pessimistic fill keeps the
-    ranking from favouring configurations nobody measured.
+    A probe configuration may never let a level draft for some reviewer (e.g. MaG for the
+    target when the neural drafters already fill the budget). Such a pair takes the
+    proposer's row under another reviewer (the one with the lowest mean, when several were
+    measured: what a proposer's tokens earn depends mostly on the proposer), else the
+    worst row of that reviewer, else ``default``; the pessimistic fill keeps the ranking
+    from favouring configurations nobody measured.
     """
     out = dict(table)
     for i, reviewer in enumerate(levels):
         seen = [v for (r, _), v in table.items() if r == reviewer]
         worst = min(seen, key=lambda v: v[0]) if seen else [default]
         for proposer in levels[i + 1:]:
-            out.setdefault((reviewer, proposer), worst)
+            same = [v for (r, p), v in table.items() if p == proposer and r != reviewer]
+            out.setdefault((reviewer, proposer), min(same, key=np.mean) if same else worst)
     return out
 
 

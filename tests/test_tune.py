@@ -5,7 +5,7 @@ import pytest
 
 from csd_lib import generate, random_family
 from csd_lib.costs import CallFit, CostModel
-from csd_lib.tune import acceptance_table, candidate_grid, latency_costs, predict_sd, remeasure, tune
+from csd_lib.tune import acceptance_table, candidate_grid, complete_table, latency_costs, predict_sd, remeasure, tune
 
 PROMPTS = ["w5 w6 w7 w8 w5 w6", "w9 w10 w11 w9 w10 w11"]
 
@@ -22,6 +22,24 @@ def test_acceptance_table_pools_counts_and_fills_gaps():
     # drafters share the target's weights: the strict top review accepts everything
     assert all(v == 1.0 for v in table[("target", "base")])
     assert all(0.0 <= v <= 1.0 and not math.isnan(v) for row in table.values() for v in row)
+
+
+def test_acceptance_table_extrapolates_with_the_pooled_rate():
+    # 10 reviews reach position 0, few reach the later ones; the last, thinly observed position
+    # accepted all: beyond the row, the pooled rate is repeated, not that 1.0
+    run = {"stats": {"acceptance": {"target<-base": {"reached": [10, 10, 4, 3], "accepted": [9, 6, 3, 3]}}}}
+    row = acceptance_table([run], min_reached=3)[("target", "base")]
+    assert row[:4] == [0.9, 0.6, 0.75, 1.0]
+    assert row[-1] == pytest.approx(21 / 27)
+
+
+def test_complete_table_fills_an_unseen_pair_from_the_same_proposer():
+    table = {("target", "small"): [0.9], ("small", "mag"): [0.4, 0.3], ("base", "mag"): [0.5]}
+    out = complete_table(table, ["target", "base", "small", "mag"])
+    assert out[("target", "mag")] == [0.4, 0.3]       # MaG's own (lowest) row, not the small drafter's 0.9
+    assert out[("target", "base")] == [0.9]           # no other reviewer saw base: the reviewer's worst row
+    assert out[("base", "small")] == [0.9]            # small's row under the target
+    assert complete_table({}, ["target", "base"])[("target", "base")] == [0.3]  # nothing at all: the default
 
 
 def test_latency_costs_relative_to_target():
