@@ -179,12 +179,13 @@ def readme_table(rows: list[tuple[str, str, list[dict], dict]]) -> None:
         print("README.md has no '## Results at a glance' section; table not written", file=sys.stderr)
         return
     end = head + 1
-    while end < len(text) and (text[end].startswith("|") or not text[end].strip()):
+    intro = "Walltime speedups over AR are medians"  # the block written below: heading, intro, table
+    while end < len(text) and (text[end].startswith(("|", intro)) or not text[end].strip()):
         end += 1
     ns = sorted({f"n = {s['ar']['n']} × {s['ar']['repeats']} rounds" for _, _, _, s in rows})
     new = [f"## Results at a glance (measured here: 2 CPU cores shared with other jobs, fp32, one thread, "
            f"{'; '.join(ns)}; details in [BENCHMARKS.md](BENCHMARKS.md))", "",
-           "Walltime speedups over AR are medians over examples of the per-example ratio (fastest round), "
+           f"{intro} over examples of the per-example ratio (fastest round), "
            "with a bootstrap 95% interval.", "",
            "| family / task | AR tok/s | CSD walltime speedup | best SD | hf-assisted | CSD predicted (cost model) "
            "| CSD SWI (model-size) | CSD tokens per target call | outputs identical to AR |",
