@@ -35,7 +35,7 @@ class TuneResult:
     measured: list[Measured]
     acceptance: dict = field(default_factory=dict)
     costs: dict = field(default_factory=dict)
-    ar_wall: float = 0.0
+    ar_wall: float = 0.0  # median AR wall over the calibration slice (AR runs next to every config)
 
     @property
     def n_measured(self) -> int:
@@ -126,9 +126,20 @@ def latency_costs(runs) -> dict:
     return costs
 
 
-def _run(fam, prompts, k, lenience, max_new_tokens) -> tuple[float, list]:
-    gens = [generate(fam, p, "csd", k=k, lenience=lenience, max_new_tokens=max_new_tokens) for p in prompts]
-    return sum(g.stats.wall_time for g in gens), gens
+def _run(fam, prompts, k, lenience, max_new_tokens) -> tuple[float, float, list]:
+    """(CSD wall, AR wall, CSD generations): AR runs right before CSD on each prompt.
+
+    A speedup against an AR measured once at the start drifts with the machine (a
+    configuration measured in a slow spell looks worse than one measured early); against
+    AR on the same prompts at the same moment it does not.
+    """
+    wall = ar = 0.0
+    gens = []
+    for p in prompts:
+        ar += generate(fam, p, "ar", max_new_tokens=max_new_tokens).stats.wall_time
+        gens.append(generate(fam, p, "csd", k=k, lenience=lenience, max_new_tokens=max_new_tokens))
+        wall += gens[-1].stats.wall_time
+    return wall, ar, gens
 
 
 def candidate_grid(n_drafters: int, k1=(1, 2, 3, 4, 6, 8), k2=(0, 2, 5, 10, 15, 20), k_inner=(1, 2),
@@ -197,14 +208,15 @@ def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens:
     leniences = sorted({lam for _, lam in candidates})
     for p in prompts[:1]:  # warm up every model and shape before timing
         generate(fam, p, "csd", max_new_tokens=max_new_tokens)
-    ar_wall = sum(generate(fam, p, "ar", max_new_tokens=max_new_tokens).stats.wall_time for p in prompts)
-    tables, measured, probe_gens = {}, [], []
+        generate(fam, p, "ar", max_new_tokens=max_new_tokens)
+    tables, measured, probe_gens, ar_walls = {}, [], [], []
     probe_k = probe_k or fam.default_k
     for lam in tqdm(leniences, desc="probe", disable=not progress):
-        wall, gens = _run(fam, prompts, probe_k, lam, max_new_tokens)
+        wall, ar, gens = _run(fam, prompts, probe_k, lam, max_new_tokens)
         tables[lam] = acceptance_table(gens)
         probe_gens += gens
-        measured.append(Measured(probe_k, lam, wall, ar_wall / wall))
+        ar_walls.append(ar)
+        measured.append(Measured(probe_k, lam, wall, ar / wall))
     costs = latency_costs(probe_gens)
     cm = family_costs(fam, cost_model)
     L = _cache_length(fam, prompts, max_new_tokens)
@@ -218,10 +230,11 @@ def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens:
         scored.append((pred, k, lam))
     scored.sort(key=lambda t: -t[0])
     for pred, k, lam in tqdm(scored[:budget], desc="measure top", disable=not progress):
-        wall, _ = _run(fam, prompts, k, lam, max_new_tokens)
-        measured.append(Measured(k, lam, wall, ar_wall / wall, pred))
+        wall, ar, _ = _run(fam, prompts, k, lam, max_new_tokens)
+        ar_walls.append(ar)
+        measured.append(Measured(k, lam, wall, ar / wall, pred))
     best = max(measured, key=lambda m: m.speedup)
-    return TuneResult(best, measured, tables, costs, ar_wall)
+    return TuneResult(best, measured, tables, costs, float(np.median(ar_walls)))
 
 
 def grid_search(fam, task_or_prompts, candidates, max_new_tokens: int = 96, n: int = 6,
@@ -232,13 +245,14 @@ def grid_search(fam, task_or_prompts, candidates, max_new_tokens: int = 96, n: i
     prompts = calibration_prompts(task_or_prompts, n)
     for p in prompts[:1]:
         generate(fam, p, "csd", max_new_tokens=max_new_tokens)
-    ar_wall = sum(generate(fam, p, "ar", max_new_tokens=max_new_tokens).stats.wall_time for p in prompts)
-    measured = []
+        generate(fam, p, "ar", max_new_tokens=max_new_tokens)
+    measured, ar_walls = [], []
     for k, lam in tqdm(candidates, desc="grid", disable=not progress):
-        wall, _ = _run(fam, prompts, k, lam, max_new_tokens)
-        measured.append(Measured(k, lam, wall, ar_wall / wall))
+        wall, ar, _ = _run(fam, prompts, k, lam, max_new_tokens)
+        ar_walls.append(ar)
+        measured.append(Measured(k, lam, wall, ar / wall))
     best = max(measured, key=lambda m: m.speedup if not math.isnan(m.speedup) else -1)
-    return TuneResult(best, measured, ar_wall=ar_wall)
+    return TuneResult(best, measured, ar_wall=float(np.median(ar_walls)))
 
 
 def _interleaved(fam, prompts: list[str], variants: list[dict], max_new_tokens: int, reps: int) -> list[float]:
