@@ -38,8 +38,8 @@ def main() -> int:
            "with `ewif.predict_speedup` priced by the family's per-call cost model (`results/costs-*.json`, "
            "whole generations of max_new_tokens) and then measures only the best "
            f"{args.budget}. The grid search measures every candidate. Every measured speedup is against AR run on "
-           "the same prompts right before it, so a slow spell of the machine cannot favour early configurations. Both run on the validation split of "
-           f"{args.task} (n = {args.n} prompts), never on the test split. At the end, the two winners are "
+           "the same prompts right before it, so a slow spell of the machine cannot favour early configurations. "
+           f"Both run on the validation split of {args.task} (n = {args.n} prompts), never on the test split. At the end, the two winners are "
            "measured again in one interleaved run against AR (3 repetitions).", "",
            "| family | candidates | tuner: configs measured | tuner best (K, l) | grid best (K, l) | "
            "re-measured speedup tuner / grid | ratio | time tuner / grid |", "|---|---|---|---|---|---|---|---|"]
