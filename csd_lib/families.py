@@ -94,10 +94,10 @@ REAL_PRESETS = {
                    k=[[13, 10], [0, 10]], lenience=3.0, params=7e9, prompt_style="vicuna-v1.1"),
 }
 
-# The embedded families, trained by this project (csd_lib.zoo). K and lenience are the
-# tuner's best in scripts/tune_tiny.py on the synth-gsm8k validation split (results/tune.json).
-# SD's k: the sweep there is flat within run-to-run noise (4 prompts), so sd_k stays where
-# the earlier, larger sweep put it.
+# The embedded families, trained by this project (csd_lib.zoo). K is the tuner's best in
+# scripts/tune_tiny.py on the synth-gsm8k validation split (results/tune.json). Its lenience
+# pick (and SD's best k) changes from run to run within the noise of 4 prompts, so lenience
+# and sd_k stay where earlier runs of that script put them.
 TINY_PRESETS = {
     "tiny-t5": dict(k=[[4, 5, 10], [0, 1, 10], [0, 0, 10]], lenience=5.0, sd_k=16, staged_k=[[5, 0], [0, 3]]),
     "tiny-llama": dict(k=[[8, 0], [0, 10]], lenience=5.0, sd_k=8, staged_k=None),
