@@ -265,6 +265,7 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help=f"comma-separated, from {', '.join(BENCH_METHODS)}; ar always runs as the reference")
     b.add_argument("--k", default=None, help="K matrix for csd as JSON, or @FILE.json (default: the family's)")
     b.add_argument("--lenience", type=finite_float, default=None, help="lenience for csd (default: the family's)")
+    b.add_argument("--sd-k", type=positive_int, default=None, help="draft length of sd (default: the family's)")
     b.add_argument("--max-new-tokens", type=positive_int, default=128, help="tokens to generate per example")
     b.add_argument("--out", required=True, help="results JSONL (resumed if it exists)")
     b.add_argument("--summary-json", default=None, help="write the summary as JSON")

@@ -52,11 +52,11 @@ def hf_generate(family, prompt_ids: list[int], method: str, max_new_tokens: int)
     return {"token_ids": new, "stats": {"n_tokens": len(new), "wall_time": wall}}
 
 
-def run_one(family, prompt: str, method: str, max_new_tokens: int, k=None, lenience=None) -> dict:
-    """One (example, method) record: token ids and stats."""
+def run_one(family, prompt: str, method: str, max_new_tokens: int, k=None, lenience=None, sd_k=None) -> dict:
+    """One (example, method) record: token ids and stats (``k``: csd's K, ``sd_k``: sd's draft length)."""
     if method in HF_METHODS:
         return hf_generate(family, encode_prompt(family, prompt), method, max_new_tokens)
-    g = generate(family, prompt, method, k=k if method == "csd" else None,
+    g = generate(family, prompt, method, k=k if method == "csd" else sd_k if method == "sd" else None,
                  lenience=lenience if method == "csd" else None, max_new_tokens=max_new_tokens)
     n_prompt = len(encode_prompt(family, prompt))
     # cache length at the first decoding step: T5's decoder starts empty, Llama's holds the prompt
@@ -128,7 +128,7 @@ def _key(r: dict) -> tuple[int, str, int]:
 
 def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k=None, lenience=None,
               warmup: int = 1, progress: bool = True, stop_after: int | None = None,
-              repeats: int = 1) -> list[dict]:
+              repeats: int = 1, sd_k=None) -> list[dict]:
     """Run every method on every example in interleaved rounds, one JSON line per (example, method, rep).
 
     Round ``(i, rep)`` runs every method on example ``i`` back to back (the order rotates
@@ -160,7 +160,7 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     for _ in range(warmup):  # first calls of a new shape are slow: never time them
         for m in methods:
             try:
-                run_one(family, examples[0].prompt, m, min(32, max_new_tokens), k, lenience)
+                run_one(family, examples[0].prompt, m, min(32, max_new_tokens), k, lenience, sd_k)
             except Exception:  # noqa: BLE001 - the timed run records this method's error
                 pass
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -169,7 +169,7 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
         for i, m, rep in tqdm(todo, desc=f"bench {family.name}", disable=not progress):
             ex = examples[i]
             try:
-                rec = run_one(family, ex.prompt, m, max_new_tokens, k, lenience)
+                rec = run_one(family, ex.prompt, m, max_new_tokens, k, lenience, sd_k)
             except Exception as e:  # noqa: BLE001 - one failing example must not end a long run
                 rec = {"error": f"{type(e).__name__}: {e}"}
             rec.update(example=i, method=m, rep=rep, family=family.name, task=ex.task, source=ex.source,
@@ -342,7 +342,7 @@ def main(args) -> None:
         methods.remove("staged")
     examples = load_task(args.task, args.split, args.n)
     records = run_bench(fam, examples, methods, Path(args.out), args.max_new_tokens, args.k, args.lenience,
-                        repeats=getattr(args, "repeats", 1))
+                        repeats=getattr(args, "repeats", 1), sd_k=getattr(args, "sd_k", None))
     cm = bench_costs(fam, getattr(args, "costs", None))
     summary = summarize([r for r in records if r["method"] in methods or r["method"] == "ar"], cm)
     print(format_table(summary))
@@ -387,10 +387,11 @@ def bench_costs(fam, spec=None):
     return cm
 
 
-def predict_walltime(recs: list[dict], cost_model, n_sim: int = 4000, seed: int = 0) -> dict:
+def predict_walltime(recs: list[dict], cost_model, n_sim: int = 4000, seed: int = 0, config=None) -> dict:
     """EWIF walltime speedup of one method from its own records, priced by a cost model.
 
-    Acceptance: this run's per-position rates per (reviewer, proposer). Cost: a call scoring
+    Acceptance: this run's per-position rates per (reviewer, proposer); ``config`` (default:
+    the records' own) prices another K on the same acceptance. Cost: a call scoring
     ``n`` tokens at the run's mean cache length ``L`` (start + half the mean output),
     plus each model's start per generation (T5: the encoder pass; Llama: the prompt
     prefill, t(prompt, 0)), spread over the mean output length.
@@ -398,11 +399,12 @@ def predict_walltime(recs: list[dict], cost_model, n_sim: int = 4000, seed: int 
     import numpy as np
     from .ewif import predict_speedup
     from .tune import acceptance_table, complete_table
-    cfg = ewif_config(recs[0]["config"])
+    config = config or recs[0]["config"]
+    cfg = ewif_config(config)
     toks = float(np.mean([r["stats"]["n_tokens"] for r in recs]))
     start = float(np.mean([r.get("cache_start", cost_model.cache_length) for r in recs]))
     L = start + toks / 2
-    models = ["target"] + [d for d in recs[0]["config"]["drafters"] if d != "mag"]
+    models = ["target"] + [d for d in config["drafters"] if d != "mag"]
 
     def setup(name):
         s = cost_model.start.get(name, 0.0)
@@ -437,9 +439,7 @@ def predicted_vs_measured(records: list[dict], cost_model=None, n_sim: int = 400
             continue
         cfg = ewif_config(recs[0]["config"])
         table = complete_table(acceptance_table(recs, min_reached=1), ["target", *cfg.get("drafters", [])])
-        params = recs[0]["stats"]["params"]
-        ms_costs = {n: (params[n] / params["target"] if n in params else 0.0) for n in params}
-        ms_costs.setdefault("mag", 0.0)
+        ms_costs = _model_size_costs(recs)
         lat = latency_costs(recs)
         pred_ms = predict_speedup(cfg, table, ms_costs, n_sim=n_sim)["speedup"] if m != "ar" else 1.0
         if cost_model is not None:
@@ -452,4 +452,65 @@ def predicted_vs_measured(records: list[dict], cost_model=None, n_sim: int = 400
                   "speedup_walltime": s["speedup_walltime"], "predicted_walltime": pred_wall,
                   "speedup_walltime_median": s["speedup_walltime_median"],
                   "outside_share": s["outside_share"], "latency_costs": lat, "cost_share": share}
+    return out
+
+
+def _model_size_costs(recs: list[dict]) -> dict:
+    """Cost per call relative to the target by parameter count (SWI model-size; MaG costs 0)."""
+    params = recs[0]["stats"]["params"]
+    costs = {n: params[n] / params["target"] for n in params}
+    costs.setdefault("mag", 0.0)
+    return costs
+
+
+def vertical_k(k: int, levels: int = 3, mag: int = 10) -> list[list[int]]:
+    """K of the vertical cascade only (paper Table 2 "base + MaG"): the largest drafter
+    proposes ``k`` tokens, every middle drafter gets no budget, MaG drafts ``mag`` for each."""
+    return [[k if j == 0 else 0 for j in range(levels - 1)] + [mag]] + \
+        [[0] * (levels - 1) + [mag] for _ in range(levels - 1)]
+
+
+def prediction_limits(records: list[dict], cost_model, vertical_records=None, n_sim: int = 2000,
+                      sd_ks=tuple(range(2, 25)), vertical_ks=tuple(range(1, 17))) -> dict:
+    """How far this run's acceptance lets CSD beat SD, by the cost model: the best K and k.
+
+    Each method is searched on its own records' acceptance (a row beyond the measured
+    budget repeats its pooled rate): SD every k in ``sd_ks``; CSD every K of
+    :func:`csd_lib.tune.candidate_grid` (plus the run's own) at the run's lenience, since
+    draft-to-draft rows are measured at that lenience only; the vertical cascade (the
+    ``csd`` lines of ``vertical_records``) every k in ``vertical_ks``. Each is priced like
+    :func:`predict_walltime` (walltime) and with parameter-ratio costs (``swi_ms``).
+    Returns, per method, ``{"preset": ..., "best_walltime": ..., "best_swi": ...}``, each
+    ``{"k", "walltime", "swi_ms"}``.
+    """
+    from .ewif import predict_speedup
+    from .tune import acceptance_table, candidate_grid, complete_table
+    best = fastest(records)
+    out = {}
+
+    def price(recs, config):
+        cfg = ewif_config(config)
+        table = complete_table(acceptance_table(recs, min_reached=1), ["target", *cfg["drafters"]])
+        swi = predict_speedup(cfg, table, _model_size_costs(recs), n_sim=n_sim)["speedup"]
+        wall = predict_walltime(recs, cost_model, n_sim, config=config)["speedup"]
+        return {"k": config["k"], "walltime": wall, "swi_ms": swi}
+
+    def search(recs, ks):
+        base = recs[0]["config"]
+        rows = [price(recs, {**base, "k": k}) for k in ks]
+        return {"preset": price(recs, base), "best_walltime": max(rows, key=lambda r: r["walltime"]),
+                "best_swi": max(rows, key=lambda r: r["swi_ms"])}
+
+    sd = list(best.get("sd", {}).values())
+    if sd and "config" in sd[0]:
+        out["sd"] = search(sd, [[[k]] for k in sd_ks])
+    csd = list(best.get("csd", {}).values())
+    if csd and "config" in csd[0]:
+        cfg = csd[0]["config"]
+        neural = [d for d in cfg["drafters"] if d != "mag"]
+        ks = [k for k, _ in candidate_grid(len(neural), leniences=(cfg["lenience"],))]
+        out["csd"] = search(csd, ks + ([cfg["k"]] if cfg["k"] not in ks else []))
+    vert = list(fastest(vertical_records or []).get("csd", {}).values())
+    if vert and "config" in vert[0]:
+        out["vertical"] = search(vert, [vertical_k(k, len(vert[0]["config"]["drafters"])) for k in vertical_ks])
     return out

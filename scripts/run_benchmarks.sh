@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Reproduce BENCHMARKS.md: the per-call cost model of each tiny family, then both families on both
 # synthetic tasks (N examples, every method interleaved per example, each round REPEATS times, the
-# fastest kept), the vertical-only cascade (base + MaG), and the report.
+# fastest kept), plain SD at the draft length that won the tuner's validation sweep (results/tune.json)
+# when that is not the preset's, the vertical-only cascade (base + MaG, at SD's draft length), and the report.
 # Resumable: rerunning skips lines already in results/*.jsonl (delete them to start over).
 # N=50 REPEATS=3 takes about 2 hours on 2 idle CPU cores; N=20 REPEATS=3 about 50 minutes.
 source "$(dirname "$0")/env.sh"
@@ -16,7 +17,21 @@ for fam in $FAMS; do
     python -m csd_lib.costs --family "$fam" --threads "$THREADS"
   fi
 done
+# SD's draft length that measured fastest in the tuner's sweep on the validation split, if not the preset's
+sd_alt() {
+  python -c 'import json, sys; from csd_lib.families import TINY_PRESETS as P
+s = json.load(open("results/tune.json")).get(sys.argv[1], {}).get("sd_sweep", {})
+k = max(s, key=s.get) if s else None
+print(k if k and int(k) != P[sys.argv[1]]["sd_k"] else "")' "$1"
+}
 for task in $TASKS; do
+  for fam in $FAMS; do
+    k="$(sd_alt "$fam")"
+    if [ -n "$k" ]; then
+      python -m csd_lib bench --family "$fam" --task "$task" --n "$N" --repeats "$REPEATS" --threads "$THREADS" \
+        --methods ar,sd --sd-k "$k" --out "results/$fam-$task-sd.jsonl"
+    fi
+  done
   case " $FAMS " in *" tiny-llama "*)
   python -m csd_lib bench --family tiny-llama --task "$task" --n "$N" --repeats "$REPEATS" --threads "$THREADS" \
     --methods ar,sd,mag,csd,hf-assisted,hf-pld \
@@ -26,10 +41,11 @@ for task in $TASKS; do
   python -m csd_lib bench --family tiny-t5 --task "$task" --n "$N" --repeats "$REPEATS" --threads "$THREADS" \
     --methods ar,sd,mag,staged,csd,hf-assisted,hf-pld \
     --out "results/tiny-t5-$task.jsonl" --summary-json "results/tiny-t5-$task.summary.json"
-  # vertical cascade only (paper Table 2 "base + MaG"): small gets no budget anywhere
+  # vertical cascade only (paper Table 2 "base + MaG"): SD's drafter at SD's draft length, drafted by MaG
+  # (small gets no budget anywhere)
   python -m csd_lib bench --family tiny-t5 --task "$task" --n "$N" --repeats "$REPEATS" --threads "$THREADS" \
     --methods ar,csd \
-    --k "$(python -c 'from csd_lib.families import TINY_PRESETS as P; k=P["tiny-t5"]["k"]; print([[k[0][0],0,k[0][2]],[0,0,k[1][2]],[0,0,k[2][2]]])')" \
+    --k "$(python -c 'from csd_lib.bench import vertical_k; from csd_lib.families import TINY_PRESETS as P; print(vertical_k(P["tiny-t5"]["sd_k"]))')" \
     --lenience "$(python -c 'from csd_lib.families import TINY_PRESETS as P; print(P["tiny-t5"]["lenience"])')" \
     --out "results/tiny-t5-$task-vertical.jsonl"
 done

@@ -225,3 +225,38 @@ def test_predicted_vs_measured_uses_the_runs_own_acceptance(tmp_path):
         # the i.i.d. model fed with this run's acceptance reproduces its count-based SWI closely
         assert pv[m]["predicted_swi_ms"] == pytest.approx(pv[m]["speedup_swi_ms"], rel=0.2)
         assert pv[m]["predicted_walltime"] > 0 and pv[m]["latency_costs"]["target"] == 1.0
+
+
+def test_vertical_k_gives_only_the_largest_drafter_and_mag_a_budget():
+    from csd_lib.bench import vertical_k
+    assert vertical_k(16) == [[16, 0, 10], [0, 0, 10], [0, 0, 10]]
+    assert vertical_k(3, levels=2, mag=4) == [[3, 4], [0, 4]]
+
+
+def test_prediction_limits_price_the_run_and_search_around_it(tmp_path):
+    from csd_lib.bench import predict_walltime, prediction_limits, vertical_k
+    from csd_lib.costs import CallFit, CostModel
+    f = random_family("llama", vocab_size=40, n_drafters=2, seed=2, drafter_is_target=True)
+    recs = run_bench(f, EXAMPLES, ["ar", "sd", "csd"], tmp_path / "r.jsonl", 16, warmup=0, progress=False)
+    vrecs = run_bench(f, EXAMPLES, ["ar", "csd"], tmp_path / "v.jsonl", 16, k=vertical_k(3), warmup=0,
+                      progress=False)
+    alt = run_bench(f, EXAMPLES, ["ar", "sd"], tmp_path / "a.jsonl", 16, sd_k=3, warmup=0, progress=False)
+    assert {r["config"]["k"][0][0] for r in alt if r["method"] == "sd"} == {3}   # --sd-k reaches the run
+    cm = CostModel("random-llama", "cpu", {"target": CallFit([1e-3, 1e-4, 1e-6, 0.0]),
+                                           "base": CallFit([3e-4, 2e-5, 0.0, 0.0]),
+                                           "small": CallFit([2e-4, 1e-5, 0.0, 0.0])},
+                   review=CallFit([5e-5, 1e-6, 0.0, 0.0]), mag=4e-5,
+                   start={"target": 0.0, "base": 0.0, "small": 0.0})
+    lim = prediction_limits(recs, cm, vrecs, n_sim=500, sd_ks=(2, f.sd_k, 8), vertical_ks=(1, 3, 6))
+    csd = [r for r in recs if r["method"] == "csd"]
+    # the run's own configuration is priced exactly as the bench's prediction prices it ...
+    assert lim["csd"]["preset"]["k"] == f.default_k
+    assert lim["csd"]["preset"]["walltime"] == pytest.approx(predict_walltime(csd, cm, 500)["speedup"])
+    assert lim["sd"]["preset"]["k"] == [[f.sd_k]]
+    # ... and it is among the searched ones, so the best is at least as good
+    for key in ("sd", "csd", "vertical"):
+        assert lim[key]["best_walltime"]["walltime"] >= lim[key]["preset"]["walltime"]
+        assert lim[key]["best_swi"]["swi_ms"] >= lim[key]["preset"]["swi_ms"]
+    assert lim["vertical"]["preset"]["k"] == vertical_k(3)
+    assert lim["vertical"]["best_swi"]["k"][0][1:] == [0, 10]   # the middle drafter never gets a budget
+    assert "vertical" not in prediction_limits(recs, cm, n_sim=200, sd_ks=(2,))
