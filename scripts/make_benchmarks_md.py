@@ -121,13 +121,7 @@ def goals(fam: str, recs: list[dict], s: dict, vert: dict | None, pv: dict,
         r, (lo, hi) = pair_ratio(recs, "hf-pld", "mag")
         out.append(g("our MaG vs hf-pld (median walltime ratio)", f"{f(r)}x [{f(lo)}–{f(hi)}]", ">= 1.0x", r >= 1.0))
     if csd and sd and fam == "tiny-t5":
-        chain = [("full cascade", csd["speedup_swi_ms"])]
-        if vert:
-            chain.append(("base + MaG", vert["speedup_swi_ms"]))
-        chain += [("SD", max(sd["speedup_swi_ms"], alt["speedup_swi_ms"] if alt else 0.0)), ("AR", 1.0)]
-        ok = vert is not None and all(a[1] > b[1] for a, b in zip(chain, chain[1:]))
-        text = f"{chain[0][0]} {f(chain[0][1])}" + "".join(
-            f" {'>' if a[1] > b[1] else '<='} {b[0]} {f(b[1])}" for a, b in zip(chain, chain[1:]))
+        text, ok = swi_chain(s, vert, alt)
         out.append(g("SWI ordering (model-size)", text, "full > base+MaG > SD > AR", ok,
                      "SD: the higher of its runs" if vert else "no vertical run"))
     gaps = {m: s[m]["speedup_walltime_predicted"] / s[m]["speedup_walltime_median"] - 1
@@ -219,42 +213,83 @@ def mag_shares() -> list[str]:
     return rows
 
 
-def readme_table(rows: list[tuple[str, str, list[dict], dict]]) -> None:
-    """Rewrite the README's "Results at a glance" heading and table from the summaries."""
+def swi_chain(s: dict, vert: dict | None, alt: dict | None) -> tuple[str, bool]:
+    """Paper Table 2's SWI ordering (full > base + MaG > SD > AR) as text, and whether it holds."""
+    chain = [("full cascade", s["csd"]["speedup_swi_ms"])]
+    if vert:
+        chain.append(("base + MaG", vert["speedup_swi_ms"]))
+    chain += [("SD", max(s["sd"]["speedup_swi_ms"], alt["speedup_swi_ms"] if alt else 0.0)), ("AR", 1.0)]
+    ok = vert is not None and all(a[1] > b[1] for a, b in zip(chain, chain[1:]))
+    text = f"{chain[0][0]} {f(chain[0][1])}" + "".join(
+        f" {'>' if a[1] > b[1] else '<='} {b[0]} {f(b[1])}" for a, b in zip(chain, chain[1:]))
+    return text, ok
+
+
+README_END = "<!-- end of the block that scripts/make_benchmarks_md.py writes -->"
+
+
+def readme_table(rows: list[dict]) -> None:
+    """Rewrite the README's "Results at a glance" block (heading, table, computed notes) from the summaries."""
     path = ROOT / "README.md"
     text = path.read_text(encoding="utf-8").split("\n")
     head = next((i for i, line in enumerate(text) if line.startswith("## Results at a glance")), None)
     if head is None:
         print("README.md has no '## Results at a glance' section; table not written", file=sys.stderr)
         return
-    end = head + 1
-    intro = "Walltime speedups over AR are medians"  # the block written below: heading, intro, table
-    while end < len(text) and (text[end].startswith(("|", intro)) or not text[end].strip()):
-        end += 1
-    ns = sorted({f"n = {s['ar']['n']} × {s['ar']['repeats']} rounds" for _, _, _, s, _ in rows})
-    new = [f"## Results at a glance (measured here: 2 CPU cores shared with other jobs, fp32, one thread, "
-           f"{'; '.join(ns)}; details in [BENCHMARKS.md](BENCHMARKS.md))", "",
-           f"{intro} over examples of the per-example ratio (fastest round), "
-           "with a bootstrap 95% interval.", "",
+    end = next((i + 1 for i, line in enumerate(text) if line == README_END and i > head), None)
+    if end is None:  # an older README: the block was heading, intro and table
+        end = head + 1
+        while end < len(text) and (text[end].startswith(("|", "Walltime speedups")) or not text[end].strip()):
+            end += 1
+    ns = sorted({f"n = {r['s']['ar']['n']} × {r['s']['ar']['repeats']} rounds" for r in rows})
+    loads = [x["load1"] for r in rows for x in r["recs"] if x.get("load1") is not None]
+    load = (f"1-minute load average median {np.median(loads):.1f}, range {min(loads):.1f}–{max(loads):.1f}"
+            if loads else "load not recorded")
+    new = [f"## Results at a glance (measured here: 2 CPU cores, fp32, one thread, {'; '.join(ns)}; "
+           f"details in [BENCHMARKS.md](BENCHMARKS.md))", "",
+           "Walltime speedups over AR are medians over examples of the per-example ratio (fastest round), "
+           "with a bootstrap 95% interval. Best SD: the faster of SD's two runs, at two draft lengths "
+           "(BENCHMARKS.md names them).", "",
            "| family / task | AR tok/s | CSD walltime speedup | best SD | hf-assisted | CSD predicted (cost model) "
            "| CSD SWI (model-size) | CSD tokens per target call | outputs identical to AR |",
            "|---|---|---|---|---|---|---|---|---|"]
-    for fam, task, recs, s, sd in rows:
+    for r in rows:
+        s, sd = r["s"], r["sd"]
         csd, hfa = s.get("csd", {}), s.get("hf-assisted", {})
         same = all(v["mismatches"] == 0 for v in s.values())
-        new.append(f"| {fam} / {task} | {f(s['ar']['tokens_per_s'], 1)} | **{f(csd.get('speedup_walltime_median'))}x** "
-                   f"[{ci(csd)}] | {f(sd.get('speedup_walltime_median'))}x | {f(hfa.get('speedup_walltime_median'))}x | "
+        new.append(f"| {r['fam']} / {r['task']} | {f(s['ar']['tokens_per_s'], 1)} | "
+                   f"**{f(csd.get('speedup_walltime_median'))}x** [{ci(csd)}] | "
+                   f"{f(sd.get('speedup_walltime_median'))}x | {f(hfa.get('speedup_walltime_median'))}x | "
                    f"{x(csd.get('speedup_walltime_predicted'))} | {f(csd.get('speedup_swi_ms'))} | "
                    f"{f(csd.get('mean_tokens_per_target_call'))} | "
                    f"{s['ar']['n']}/{s['ar']['n']}{', all methods' if same else ' (mismatches: see BENCHMARKS.md)'} |")
-    write_atomic(path, "\n".join(text[:head] + new + [""] + text[end:]))
+    new.append("")
+    chains = [(r["task"], *swi_chain(r["s"], r["vert"], r["alt"])) for r in rows
+              if r["fam"] == "tiny-t5" and "csd" in r["s"] and "sd" in r["s"]]
+    if chains:
+        held = sum(ok for _, _, ok in chains)
+        new.append(f"- The SWI ordering of paper Table 2 (full cascade > base + MaG > SD > AR) holds on tiny-t5 "
+                   f"in {held} of {len(chains)} tasks: " + "; ".join(f"{t}: {c}" for t, c, _ in chains) + ".")
+    gaps = [(r["fam"], r["task"], m, r["s"][m]["speedup_walltime_predicted"] / r["s"][m]["speedup_walltime_median"] - 1)
+            for r in rows for m in ("sd", "mag", "staged", "csd") if m in r["s"]
+            and not math.isnan(r["s"][m]["speedup_walltime_predicted"])]
+    if gaps:
+        within = sum(abs(g) <= 0.10 for *_, g in gaps)
+        worst = max(gaps, key=lambda g: abs(g[3]))
+        new.append(f"- EWIF priced with the per-call cost model (`results/costs-*-cpu.json`) lands within 10% of "
+                   f"the measured median in {within} of {len(gaps)} (method, family, task) cases; the largest gap "
+                   f"is {100 * worst[3]:+.0f}% ({worst[2]} on {worst[0]} / {worst[1]}). BENCHMARKS.md gives every "
+                   f"gap, and what the cost model says the best K and k could reach.")
+    new.append(f"- The machine's {load} during these runs; each example's methods ran back to back and the "
+               f"fastest of the rounds was kept, so the ratios compare like with like.")
+    write_atomic(path, "\n".join(text[:head] + new + [README_END] + text[end:]))
 
 
 def main() -> int:
     lines = ["# Benchmarks", "",
              "All numbers below were measured on this project's CI-class machine: 2 CPU cores, no GPU, fp32, "
-             "one torch thread. The machine was shared with other jobs while these runs were made; each row "
-             "gives the load average it saw. Interleaving keeps the ratios fair under load (a method and AR "
+             "one torch thread. The machine may be shared with other jobs; each row gives the load average it "
+             "saw. Interleaving keeps the ratios fair under load (a method and AR "
              "run back to back on the same example), each example's round was repeated and each method's "
              "fastest time kept, and the median per-example ratio with its bootstrap interval is the headline "
              "number, because one slow example can drag the aggregate (total AR time over total method time) "
@@ -301,7 +336,8 @@ def main() -> int:
             lines += table(s, extra) + [""]
             if png(bench_figure(s, title=f"{fam} on {task}: speedup over AR"), DOCS / f"bench-{fam}-{task}.png"):
                 lines += [f"![{fam} {task}](docs/bench-{fam}-{task}.png)", ""]
-            readme_rows.append((fam, task, recs, s, best_sd(recs, s, arecs, alt)[1] if "sd" in s else {}))
+            readme_rows.append(dict(fam=fam, task=task, recs=recs, s=s, vert=vert, alt=alt,
+                                    sd=best_sd(recs, s, arecs, alt)[1] if "sd" in s else {}))
             pv = predicted_vs_measured(recs, cm)
             lines += ["Goals (each from this one interleaved run, and its own-run rows; ratios are medians over "
                       "examples with a bootstrap 95% interval):", ""] + goals(fam, recs, s, vert, pv, arecs, alt) + [""]
@@ -347,7 +383,7 @@ def main() -> int:
         print("no results/*.jsonl yet: run scripts/run_benchmarks.sh", file=sys.stderr)
         return 1
     write_atomic(ROOT / "BENCHMARKS.md", "\n".join(lines) + "\n")
-    readme_table(sorted(readme_rows, key=lambda r: (r[0] != "tiny-llama", r[1])))
+    readme_table(sorted(readme_rows, key=lambda r: (r["fam"] != "tiny-llama", r["task"])))
     print("wrote BENCHMARKS.md")
     return 0
 
