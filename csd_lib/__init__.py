@@ -1,4 +1,5 @@
 """csd_lib: the engine of the CS Drafting workbook (arXiv 2312.11462)."""
+from .logs import set_verbosity
 from .cascade import METHODS, build_cascade, generate
 from .families import FAMILIES, Family, load_family, random_family
 from .trace import Event, Generation, Stats
@@ -11,4 +12,4 @@ def load_task(name, split="test", n=None, **kw):
 
 
 __all__ = ["generate", "build_cascade", "load_family", "random_family", "load_task", "Family",
-           "Generation", "Event", "Stats", "METHODS", "FAMILIES"]
+           "Generation", "Event", "Stats", "METHODS", "FAMILIES", "set_verbosity"]
