@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 from .cascade import METHODS, check_lenience, check_max_new_tokens, encode_prompt, generate
+from .fileio import write_atomic
 from .trace import previous_work_costs
 
 HF_METHODS = ("hf-assisted", "hf-pld")
@@ -107,14 +108,6 @@ def _repair(path: Path, records: list[dict]) -> None:
     good = "".join(json.dumps(r) + "\n" for r in records)
     if path.read_text(encoding="utf-8") != good:
         write_atomic(path, good)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _load1() -> float | None:

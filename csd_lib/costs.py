@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from . import config
+from .fileio import write_atomic
 
 N_GRID = (1, 2, 4, 8, 16, 32)
 FEATURES = ("1", "n", "L", "n*L")
@@ -314,7 +315,6 @@ def cost_path(family: str, device: str | None = None) -> Path:
 
 
 def save_costs(cm: CostModel, path: Path | None = None) -> Path:
-    from .bench import write_atomic
     path = Path(path) if path else cost_path(cm.family, cm.device)
     write_atomic(path, json.dumps(cm.to_dict(), indent=1) + "\n")
     return path

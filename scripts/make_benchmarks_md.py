@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from csd_lib.bench import (ALL_METHODS, bootstrap_median_ci, fastest, mag_share, predicted_vs_measured,
-                           prediction_limits, ratios, read_records, summarize, write_atomic)
+                           prediction_limits, ratios, read_records, summarize)
+from csd_lib.fileio import write_atomic
 from csd_lib.costs import cost_figure, load_costs
 from csd_lib.viz import bench_figure
 

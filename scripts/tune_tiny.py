@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from csd_lib.bench import environment, write_atomic
+from csd_lib.bench import environment
+from csd_lib.fileio import write_atomic
 from csd_lib.families import load_family
 from csd_lib.tune import candidate_grid, family_costs, grid_search, predict_sd, remeasure, sd_sweep, tune
 
