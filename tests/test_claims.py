@@ -1,6 +1,7 @@
 """The words that notebooks compute their claims with (csd_lib.claims)."""
 import math
 
+import numpy as np
 import pytest
 
 from csd_lib.claims import compare, paper_k_entries, pct, trend
@@ -58,3 +59,66 @@ def test_readme_side_by_side_table_matches_the_presets():
         fam = load_family(name)
         assert ast.literal_eval(row.group(1)) == fam.default_k, f"README quotes an old K for {name}: update the table"
         assert float(row.group(2)) == fam.default_lenience, f"README quotes an old lenience for {name}"
+
+
+# -- directions only beyond the noise (constructed data) -------------------------------------
+
+from csd_lib.claims import count_interval, paired_difference, rate, rate_difference  # noqa: E402
+
+
+def test_a_difference_inside_the_noise_is_never_called_a_direction():
+    rng = np.random.default_rng(0)
+    said = 0
+    for trial in range(200):   # equal means, per-prompt noise: a 95% interval says a direction ~5% of the time
+        a, b = rng.normal(0.6, 0.05, 12), rng.normal(0.6, 0.05, 12)
+        said += paired_difference(a, b, seed=trial).sign != 0
+    assert said <= 25, f"{said} of 200 null comparisons called a direction"
+    # the 03 case from the issue: 0.603 against 0.599, one call in about 180, noisy per prompt
+    a = np.array([0.62, 0.58, 0.61, 0.60, 0.59, 0.62])
+    d = paired_difference(a, a - np.array([0.02, -0.015, 0.01, -0.01, 0.012, 0.007]))
+    assert d.sign == 0 and d.word() == "no different beyond the noise"
+    assert "interval over n = 6 prompts" in d.says()
+
+
+def test_a_clear_difference_gets_its_direction_and_interval():
+    rng = np.random.default_rng(1)
+    b = rng.normal(0.5, 0.05, 20)
+    up = paired_difference(b + 0.1 + rng.normal(0, 0.01, 20), b)
+    assert up.sign == 1 and up.lo > 0 and up.word("raised", "lowered") == "raised"
+    assert abs(up.estimate - 0.1) < 0.02
+    down = paired_difference(b, b + 0.1)
+    assert down.sign == -1 and down.word() == "lower"
+
+
+def test_nan_stays_nan():
+    d = paired_difference([math.nan, math.nan], [0.1, 0.2])
+    assert math.isnan(d.estimate) and not d.defined and d.word() == "undefined" and d.sign == 0
+    assert "undefined" in d.says()
+    assert math.isnan(rate(0, 0)) and rate(1, 4) == 0.25
+    assert all(math.isnan(x) for x in count_interval(0, 0))
+    r = rate_difference([0, 0, 0], [0, 0, 0], [1, 2, 3], [4, 4, 4])   # a pair never reached
+    assert math.isnan(r.estimate) and r.word() == "undefined"
+    # a NaN prompt is left out, not counted as 0
+    assert paired_difference([0.5, math.nan, 0.7], [0.4, 0.3, 0.6]).n == 2
+
+
+def test_pooled_rate_difference_resamples_prompts_in_pairs():
+    # the issue's 03 case: base<-mag 117/272 at l = 1 against 112/265 at l = 5, spread over 4 prompts
+    d = rate_difference([30, 28, 31, 23], [70, 66, 72, 57], [29, 30, 29, 29], [68, 66, 66, 72])
+    assert d.sign == 0, d.says()
+    assert abs(d.estimate - (112 / 265 - 117 / 272)) < 1e-12
+    big = rate_difference([60] * 8, [100] * 8, [30] * 8, [100] * 8)
+    assert big.sign == 1 and abs(big.estimate - 0.3) < 1e-12
+
+
+def test_count_interval_covers_the_rate():
+    lo, hi = count_interval(117, 272)
+    assert lo < 117 / 272 < hi and 0.3 < lo and hi < 0.5
+    assert count_interval(0, 10)[0] == 0.0 and abs(count_interval(10, 10)[1] - 1.0) < 1e-12
+    with pytest.raises(ValueError, match="hits <= total"):
+        count_interval(5, 4)
+
+
+def test_paired_difference_rejects_unpaired_input():
+    with pytest.raises(ValueError, match="same length"):
+        paired_difference([1, 2, 3], [1, 2])
