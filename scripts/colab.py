@@ -133,7 +133,7 @@ def set_constants(module_text: str, url: str, branch: str) -> str:
     """The text of this module with REPO_URL set to ``url`` and BRANCH to ``branch``."""
     get_constants(module_text)
     for name, value in zip(_CONSTANTS, (url, branch)):
-        module_text = _constant(name).sub(lambda _: f"{name} = {json.dumps(value)}", module_text)
+        module_text = _constant(name).sub(lambda _, line=f"{name} = {json.dumps(value)}": line, module_text)
     return module_text
 
 
