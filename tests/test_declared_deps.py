@@ -1,4 +1,5 @@
-"""Everything the library and the notebooks import is declared and pinned; the cache folder follows XDG."""
+"""Everything the library and the notebooks import is declared and pinned; requirements.txt pins every package;
+requires-python matches the code; the cache folder follows XDG."""
 from __future__ import annotations
 
 import ast
@@ -6,9 +7,8 @@ import importlib.metadata
 import json
 import re
 import sys
+import tomllib
 from pathlib import Path
-
-import pytest
 
 from csd_lib import config
 
@@ -49,7 +49,6 @@ def _names(specs) -> set[str]:
 
 def declared() -> tuple[set[str], set[str]]:
     """(names in pyproject's dependencies and extras, names in requirements.txt)."""
-    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
     proj = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     specs = list(proj["dependencies"]) + [s for v in proj.get("optional-dependencies", {}).values() for s in v]
     req = [ln.split("#")[0] for ln in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()]
@@ -63,6 +62,29 @@ def test_every_import_is_declared_and_pinned():
     in_pyproject, in_requirements = declared()
     assert needed - in_pyproject == set(), "imported but not declared in pyproject.toml"
     assert needed - in_requirements == set(), "imported but not listed in requirements.txt"
+
+
+def test_requirements_pin_every_package():
+    """requirements.txt is the lock for the README commands and CI: one exact version per package."""
+    lines = [ln.split("#")[0].strip() for ln in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()]
+    floating = [ln for ln in lines if ln and not re.fullmatch(r"[A-Za-z0-9][\w.-]*==[\w.+!]+", ln)]
+    assert floating == [], "pin these as NAME==VERSION"
+
+
+def test_requires_python_matches_the_code():
+    """The oldest Python that pyproject.toml claims parses every file and has every module the tests import."""
+    spec = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"]
+    m = re.fullmatch(r">=\s*3\.(\d+)", spec)
+    assert m, f"requires-python {spec!r}: write it as >=3.N"
+    oldest = (3, int(m[1]))
+    files = [f for d in ("csd_lib", "scripts", "tests", "solutions") for f in (ROOT / d).rglob("*.py")]
+    for f in files:
+        ast.parse(f.read_text(encoding="utf-8"), filename=str(f), feature_version=oldest)
+    if any("tomllib" in _imports(f.read_text(encoding="utf-8")) for f in files):
+        assert oldest >= (3, 11), "tomllib is new in Python 3.11"
+    env = re.search(r"^\s*-\s*python=3\.(\d+)\s*$", (ROOT / "environment.yml").read_text(encoding="utf-8"), re.M)
+    assert env and (3, int(env[1])) == oldest, "environment.yml's python= should be the oldest supported"
+    assert sys.version_info[:2] >= oldest
 
 
 def test_cache_dir_follows_csd_cache_dir_then_xdg_then_home(monkeypatch, tmp_path):

@@ -1,4 +1,6 @@
-"""A built wheel (not an editable install) carries the tiny families and runs outside the repository."""
+"""A built wheel (not an editable install) carries the tiny families, not the repository's tooling, and runs
+outside the repository."""
+import ast
 import json
 import os
 import shutil
@@ -22,6 +24,16 @@ def test_every_package_is_listed():
     assert PYPROJECT["tool"]["setuptools"]["package-dir"]["csd_lib._data"] == "data"
 
 
+def test_colab_tooling_stays_out_of_the_package():
+    """scripts/colab.py rewrites notebooks for scripts/set_repo_url.py: csd_lib neither holds nor imports it."""
+    assert (ROOT / "scripts" / "colab.py").is_file() and not list((ROOT / "csd_lib").rglob("colab.py"))
+    for f in (ROOT / "csd_lib").rglob("*.py"):
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [getattr(node, "module", None) or ""] + [a.name for a in node.names]
+                assert not any("colab" in n.split(".") for n in names), f"{f} imports colab"
+
+
 @pytest.mark.slow  # builds and installs a 40 MB wheel
 def test_wheel_runs_outside_the_repo(tmp_path):
     src = tmp_path / "src"  # a copy, so that the build leaves no build/ or egg-info in the checkout
@@ -43,6 +55,7 @@ def test_wheel_runs_outside_the_repo(tmp_path):
                    "csd_lib/viz/__init__.py", "csd_lib/zoo/card.py"):
         assert needed in names, needed
     assert not [n for n in names if n.endswith(".md") or "__pycache__" in n], "docs or caches in the wheel"
+    assert not [n for n in names if n.endswith("colab.py")], "notebook tooling (scripts/colab.py) in the wheel"
 
     site = tmp_path / "site"
     subprocess.run(pip + ["install", "--no-deps", "-q", "--target", str(site), str(wheel)], check=True, env=env)
