@@ -1,5 +1,6 @@
 """Shadow checkpoints (csd_lib.shadow): published configs, tokenizers and sizes of the real ids."""
 import json
+import re
 
 import huggingface_hub
 import pytest
@@ -186,3 +187,23 @@ def test_build_shadows_checks_ids_before_writing(tmp_path):
     with pytest.raises(ValueError, match="no models to build"):
         shadow.build_shadows(out, presets=[], verbose=False)
     assert not out.exists()
+
+
+def test_cli_builds_stored_ids_and_prints_tokens_per_word(hub, capsys):
+    from csd_lib.__main__ import main
+    assert main(["shadow", "--out", str(hub), "--ids", "double7/vicuna-68m", "--max-layers", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("double7/vicuna-68m: ") and "(already there)" in out[0]
+    assert re.search(r"tokenizer: 1\.\d\d tokens per word", out[0]) and out[1].startswith("use them with")
+    assert len(out) == 2  # that id only
+
+
+def test_cli_rejects_unknown_ids_before_writing(tmp_path, capsys):
+    from csd_lib.__main__ import main
+    out = tmp_path / "hub"
+    assert main(["shadow", "--out", str(out), "--ids", "google/flan-t5-small,google/flan-t5-huge"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: no stored published config for 'google/flan-t5-huge'")
+    assert not out.exists()
+    with pytest.raises(SystemExit):  # one or the other
+        main(["shadow", "--out", str(out), "--ids", "google/flan-t5-small", "--presets", "vicuna"])
