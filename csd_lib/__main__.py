@@ -176,9 +176,15 @@ def _bench(args) -> None:
 
 
 def _shadow(args) -> None:
-    from .shadow import build_shadows
-    presets = [p.strip() for p in args.presets.split(",") if p.strip()]
-    build_shadows(args.out, presets, max_layers=args.max_layers)
+    from .shadow import DEFAULT_PRESETS, build_shadows, describe
+    names = [n.strip() for n in (args.ids or args.presets or "").split(",") if n.strip()]
+    if args.ids is not None:
+        records = build_shadows(args.out, max_layers=args.max_layers, ids=names, verbose=False)
+    else:
+        presets = DEFAULT_PRESETS if args.presets is None else names
+        records = build_shadows(args.out, presets, max_layers=args.max_layers, verbose=False)
+    for rec in records:
+        print(describe(rec), flush=True)
     print(f"use them with: HF_HUB_CACHE={args.out} HF_HUB_OFFLINE=1 (random weights: a test bed, not a model)")
 
 
@@ -279,7 +285,11 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
 
     sh = command("shadow", "write random-weight copies of the real checkpoints into a hub cache (test bed)")
     sh.add_argument("--out", required=True, help="hub cache folder to write; then set HF_HUB_CACHE to it")
-    sh.add_argument("--presets", default="flan-t5-colab,flan-t5,vicuna", help="comma-separated real presets")
+    which = sh.add_mutually_exclusive_group()
+    which.add_argument("--presets", default=None,
+                       help="comma-separated real presets (default: flan-t5-colab,flan-t5,vicuna)")
+    which.add_argument("--ids", default=None, help="comma-separated repo ids with a stored config "
+                       "(data/hf_configs), e.g. google/flan-t5-xl, instead of presets")
     sh.add_argument("--max-layers", type=positive_int, default=None,
                     help="cut every layer count to at most N (width and vocabulary stay real; default: full depth)")
     sh.set_defaults(func=_shadow)
