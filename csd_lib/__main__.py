@@ -18,7 +18,7 @@ from . import config
 from .bench import ALL_METHODS as BENCH_METHODS, bench_costs, format_table, read_cost_file, read_records, \
     resume_problem, run_bench, summarize, summary_json
 from .cascade import METHODS, check_lenience, check_max_new_tokens, check_method_lenience, check_seed, \
-    check_temperature, encode_prompt
+    check_temperature, encode_prompt, generate
 from .families import FAMILIES, load_from_args
 from .fileio import write_atomic
 from .tasks import SPLITS, TASKS, load_task
@@ -99,7 +99,8 @@ def check_out_path(path: str | None, flag: str) -> None:
     if parent is not None and not parent.is_dir():
         raise ValueError(f"{flag} {path}: {parent} is a file, not a folder; give a path in a folder")
     if p.exists() and not os.access(p, os.W_OK):
-        raise ValueError(f"{flag} {path} is not writable (permission denied); fix its permissions or give another path")
+        raise ValueError(f"{flag} {path} is not writable (permission denied); fix its permissions or give "
+                         f"another path")
     if parent is not None and not p.exists() and not os.access(parent, os.W_OK | os.X_OK):
         raise ValueError(f"{flag} {path}: the folder {parent} is not writable (permission denied); give a path "
                          f"in a folder you can write")
@@ -181,7 +182,6 @@ def _generate(args) -> None:
                          "drop --k")
     k = read_k(args.k)
     prompts = [args.prompt] if args.prompt is not None else read_prompts(args.prompts_file)
-    from .cascade import generate
     fam = load_from_args(args)
     for p in prompts:  # every prompt is checked before the first generation writes anything
         encode_prompt(fam, p)

@@ -105,7 +105,8 @@ def resume_problem(records: list[dict], family, examples, methods, max_new_token
         pairs = [("family", r.get("family"), family.name), ("split", r.get("split", "test"), split),
                  ("seed", r.get("seed", 0), seed), ("max_new_tokens", r.get("max_new_tokens"), max_new_tokens)]
         if ex is not None:
-            pairs += [("task", r.get("task"), ex.task), (f"example {r['example']}'s source", r.get("source"), ex.source)]
+            pairs += [("task", r.get("task"), ex.task),
+                      (f"example {r['example']}'s source", r.get("source"), ex.source)]
         if r["method"] in want and r["method"] not in HF_METHODS:
             have, now = record_settings(r) or {}, want[r["method"]]
             pairs += [(f"{r['method']}'s {key}", have.get(key), now[key]) for key in SETTINGS]

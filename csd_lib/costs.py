@@ -210,10 +210,10 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
     lengths (default: 3 lengths spanning a 128-token generation after the prompt). The
     repetitions per point are chosen so the whole measurement takes about ``seconds``, but
     never fewer than ``min_reps``; where even that would overrun (slow calls: a real family on a
-    CPU) every other ``n`` of the grid is measured, and the engine-overhead runs shrink to fit. Each point keeps its fastest repetition, as the bench keeps
-    each method's fastest round: on a shared machine the fastest time is the one least
-    disturbed by other jobs, and the rounds interleave every point so a busy spell cannot
-    favour one of them.
+    CPU) every other ``n`` of the grid is measured, and the engine-overhead runs shrink to fit.
+    Each point keeps its fastest repetition, as the bench keeps each method's fastest round:
+    on a shared machine the fastest time is the one least disturbed by other jobs, and the
+    rounds interleave every point so a busy spell cannot favour one of them.
     """
     if prompt_ids is None:
         from .cascade import encode_prompt

@@ -51,7 +51,8 @@ FILES = {  # written into a fresh folder per case; {d} in argv is that folder
     "blank.jsonl": b"\n  \n",
     "k_bad.json": b"[[1, 2],\n [0, 1}\n",
     "k_nonutf8.json": b"[[1, \xe9]]\n",
-    "results_bad.jsonl": b'{"example": 0, "method": "ar", "stats": {}}\n{oops\n{"example": 1, "method": "ar", "stats": {}}\n',
+    "results_bad.jsonl": b'{"example": 0, "method": "ar", "stats": {}}\n{oops\n'
+                         b'{"example": 1, "method": "ar", "stats": {}}\n',
     "results_nonutf8.jsonl": b'{"example": 0, "method": "ar", "stats": {}}\n\xff\n',
     "results_notrecord.jsonl": b'[1, 2]\n',
     "afile": b"not a folder\n",

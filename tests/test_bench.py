@@ -329,7 +329,7 @@ def test_committed_results_still_resume_and_summarize(tmp_path):
 
 
 def test_cost_measurement_is_sized_to_its_budget(caplog):
-    """Where the full grid would overrun the budget, fewer points and a short overhead run, announced with an estimate."""
+    """Where the full grid would overrun the budget: fewer points, a short overhead run, and an estimate."""
     from csd_lib.costs import N_GRID, measure_costs
     with caplog.at_level("INFO", logger="csd_lib"):
         cm = measure_costs(fam(), [5, 6, 7, 8], seconds=1e-4, min_reps=1, warmup=1)

@@ -114,7 +114,8 @@ def test_cli_k_zero_for_sd_is_refused(capsys):
 
 def test_cli_tiny_temperature_samples_like_greedy(capsys):
     """--temperature 1e-300 once overflowed the softmax (nan); now it is the argmax, as greedy."""
-    args = ["generate", "--family", "tiny-t5", "--method", "csd", "--max-new-tokens", "8", "--prompt", "w3 w4", "--json"]
+    args = ["generate", "--family", "tiny-t5", "--method", "csd", "--max-new-tokens", "8", "--prompt", "w3 w4",
+            "--json"]
     assert main([*args, "--temperature", "1e-300", "--seed", "1"]) == 0
     tiny = json.loads(capsys.readouterr().out)
     assert main(args) == 0
