@@ -224,6 +224,9 @@ def _bench(args) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     fam = load_from_args(args)
+    if cost_model is not None and cost_model.family != fam.name:
+        print(f"note: --costs {args.costs} was measured on {cost_model.family}, not {fam.name}; its predictions "
+              f"price {fam.name}'s calls at {cost_model.family}'s costs", file=sys.stderr)
     if "staged" in methods and len(fam.drafters) < 2:
         print(f"note: family '{fam.name}' has one drafter; skipping 'staged'", file=sys.stderr)
         methods.remove("staged")
