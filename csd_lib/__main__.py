@@ -12,12 +12,16 @@ import os
 import sys
 from pathlib import Path
 
+import torch
+
 from . import config
-from .bench import ALL_METHODS as BENCH_METHODS
+from .bench import ALL_METHODS as BENCH_METHODS, bench_costs, format_table, read_cost_file, read_records, \
+    resume_problem, run_bench, summarize, summary_json
 from .cascade import METHODS, check_lenience, check_max_new_tokens, check_method_lenience, check_seed, \
-    check_temperature
-from .families import FAMILIES
-from .tasks import SPLITS, TASKS
+    check_temperature, encode_prompt, generate
+from .families import FAMILIES, load_from_args
+from .fileio import write_atomic
+from .tasks import SPLITS, TASKS, load_task
 
 DTYPES = sorted(config.DTYPES_BY_NAME)
 EXIT_BAD_INPUT = 2
@@ -56,6 +60,8 @@ def read_prompts(path: str) -> list[str]:
             raise ValueError(f"{path}:{i} is not JSON ({e.msg}); {fix}") from None
         if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
             raise ValueError(f"{path}:{i} has no string 'prompt'; {fix}")
+        if not row["prompt"].strip():
+            raise ValueError(f"{path}:{i} has an empty prompt; give it some text or delete the line")
         out.append(row["prompt"])
     if not out:
         raise ValueError(f"{path} holds no prompts; {fix}")
@@ -83,7 +89,7 @@ def read_k(value: str | None):
 
 
 def check_out_path(path: str | None, flag: str) -> None:
-    """An output path must not be a directory and its parent must not be a file."""
+    """An output path must not be a directory, its parent must not be a file, and it must be writable."""
     if path is None:
         return
     p = Path(path)
@@ -92,6 +98,20 @@ def check_out_path(path: str | None, flag: str) -> None:
     parent = next((a for a in p.absolute().parents if a.exists()), None)
     if parent is not None and not parent.is_dir():
         raise ValueError(f"{flag} {path}: {parent} is a file, not a folder; give a path in a folder")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise ValueError(f"{flag} {path} is not writable (permission denied); fix its permissions or give "
+                         f"another path")
+    if parent is not None and not p.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag} {path}: the folder {parent} is not writable (permission denied); give a path "
+                         f"in a folder you can write")
+
+
+def free_path(path: Path) -> Path:
+    """``path``, or the first of ``stem-2.ext``, ``stem-3.ext``, ... that does not exist."""
+    j = 2
+    while path.exists():
+        path, j = path.with_name(f"{path.stem.removesuffix(f'-{j - 1}')}-{j}{path.suffix}"), j + 1
+    return path
 
 
 # -- argument types: one line per mistake ---------------------------------------------
@@ -123,6 +143,23 @@ def seed_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer in [0, 2**64)") from None
 
 
+def device_arg(text: str) -> str:
+    """``--device``: a torch device this machine has (cpu, cuda, cuda:N, mps)."""
+    try:
+        dev = torch.device(text)
+    except (RuntimeError, ValueError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a torch device; use cpu, cuda, cuda:N or mps") from None
+    n_cuda = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if dev.type == "cuda" and (dev.index or 0) >= n_cuda:
+        raise argparse.ArgumentTypeError(f"{text!r}: this machine has {n_cuda} CUDA device(s); use "
+                                         f"{'cpu' if not n_cuda else f'cuda:0 to cuda:{n_cuda - 1}, or cpu'}")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise argparse.ArgumentTypeError(f"{text!r}: MPS is not available on this machine; use cpu")
+    if dev.type not in ("cpu", "cuda", "mps"):
+        raise argparse.ArgumentTypeError(f"{text!r}: device type {dev.type!r} is not supported; use cpu, cuda or mps")
+    return text
+
+
 def method_list(text: str) -> str:
     """``bench --methods``: a comma-separated list of known methods (checked before any model loads)."""
     methods = [m.strip() for m in text.split(",") if m.strip()]
@@ -140,11 +177,14 @@ def _generate(args) -> None:
         raise ValueError("give exactly one of --prompt TEXT or --prompts-file F.jsonl")
     check_temperature(args.temperature)
     check_method_lenience(args.method, args.lenience)
+    if args.k is not None and args.method == "ar":
+        raise ValueError("--k is for the drafting methods (sd, mag, staged, csd); method 'ar' drafts nothing: "
+                         "drop --k")
     k = read_k(args.k)
     prompts = [args.prompt] if args.prompt is not None else read_prompts(args.prompts_file)
-    from .cascade import generate
-    from .families import load_from_args
     fam = load_from_args(args)
+    for p in prompts:  # every prompt is checked before the first generation writes anything
+        encode_prompt(fam, p)
     for p in prompts:
         g = generate(fam, p, args.method, k=k, lenience=args.lenience, temperature=args.temperature,
                      seed=args.seed, max_new_tokens=args.max_new_tokens)
@@ -164,15 +204,56 @@ def _demo(args) -> None:
 
 
 def _bench(args) -> None:
-    from .bench import main as bench_main, read_records
+    """Benchmark: every check first (arguments, files, the task's size), then the family, the run, the summary."""
+    methods = args.methods.split(",")
     if args.lenience is not None:
         check_lenience(args.lenience)
+    for flag, value, needs in (("--k", args.k, "csd"), ("--lenience", args.lenience, "csd"),
+                               ("--sd-k", args.sd_k, "sd")):
+        if value is not None and needs not in methods:
+            raise ValueError(f"{flag} is for {needs}, which --methods {args.methods} does not run; add {needs} to "
+                             f"--methods or drop {flag}")
     check_max_new_tokens(args.max_new_tokens)
     args.k = read_k(args.k)
     for path, flag in ((args.out, "--out"), (args.summary_json, "--summary-json"), (args.plot, "--plot")):
         check_out_path(path, flag)
-    read_records(Path(args.out))  # a results file to resume must be readable before any model loads
-    bench_main(args)
+    cost_model = read_cost_file(args.costs) if args.costs not in (None, "none") else None
+    out = Path(args.out)
+    records = read_records(out)  # a results file to resume must be readable before any model loads
+    examples = load_task(args.task, args.split, args.n)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    fam = load_from_args(args)
+    if cost_model is not None and cost_model.family != fam.name:
+        print(f"note: --costs {args.costs} was measured on {cost_model.family}, not {fam.name}; its predictions "
+              f"price {fam.name}'s calls at {cost_model.family}'s costs", file=sys.stderr)
+    if "staged" in methods and len(fam.drafters) < 2:
+        print(f"note: family '{fam.name}' has one drafter; skipping 'staged'", file=sys.stderr)
+        methods.remove("staged")
+    settings = dict(max_new_tokens=args.max_new_tokens, k=args.k, lenience=args.lenience, sd_k=args.sd_k,
+                    split=args.split)
+    problem = resume_problem(records, fam, examples, ["ar", *methods], **settings)
+    if problem and not args.new_out:
+        raise ValueError(f"{out} holds another run's results ({problem}); run with its settings to resume it, "
+                         f"or pass --new-out (or another --out) to start a new file")
+    if problem:
+        out = free_path(out)
+        print(f"note: {args.out} holds another run's results ({problem}); writing {out}", file=sys.stderr)
+    records = run_bench(fam, examples, methods, out, repeats=args.repeats, **settings)
+    if args.costs is None:
+        cost_model = bench_costs(fam)
+    summary = summarize([r for r in records if r["example"] < args.n and r["method"] in ("ar", *methods)],
+                        cost_model)
+    print(format_table(summary))
+    if args.summary_json:
+        write_atomic(Path(args.summary_json), json.dumps(summary_json(summary), indent=2) + "\n")
+    errs = [r for r in records if "error" in r]
+    for r in errs[:5]:
+        print(f"note: example {r['example']} method {r['method']} failed: {r['error']}", file=sys.stderr)
+    if args.plot:
+        from .viz import bench_figure
+        write_atomic(Path(args.plot), bench_figure(summary, title=f"{fam.name} on {args.task}")
+                     .to_html(include_plotlyjs=True, full_html=True))
 
 
 def _shadow(args) -> None:
@@ -220,7 +301,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                    help="your own target instead of --family: a hub id or local folder (seq2seq or causal)")
     p.add_argument("--drafters", default=None, metavar="ID,ID",
                    help="with --target: drafters, largest first, sharing the target's tokenizer; MaG is added")
-    p.add_argument("--device", default=None,
+    p.add_argument("--device", type=device_arg, default=None,
                    help="torch device, e.g. cpu, cuda, cuda:1 (default: the policy's; tiny families stay on the CPU)")
     p.add_argument("--dtype", choices=DTYPES, default=None,
                    help="compute dtype (default: the policy's: bf16 on GPUs with compute capability >= 8.0, "
@@ -273,14 +354,20 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     b.add_argument("--lenience", type=finite_float, default=None, help="lenience for csd (default: the family's)")
     b.add_argument("--sd-k", type=positive_int, default=None, help="draft length of sd (default: the family's)")
     b.add_argument("--max-new-tokens", type=positive_int, default=128, help="tokens to generate per example")
-    b.add_argument("--out", required=True, help="results JSONL (resumed if it exists)")
+    b.add_argument("--out", required=True,
+                   help="results JSONL; resumed if it exists and holds the same run (family, task, split, "
+                        "--max-new-tokens, each method's settings), refused if not")
+    b.add_argument("--new-out", action="store_true",
+                   help="when --out holds another run, write OUT-2.jsonl (the first free name) instead")
     b.add_argument("--summary-json", default=None, help="write the summary as JSON")
     b.add_argument("--plot", default=None, help="write a bar chart as standalone HTML")
     b.add_argument("--threads", type=positive_int, default=None, help="torch threads (default: torch's choice)")
     b.add_argument("--repeats", type=positive_int, default=1,
                    help="rounds per example; the summary keeps each method's fastest time")
-    b.add_argument("--costs", default=None, help="cost model JSON for the walltime prediction, or 'none' "
-                   "(default: results/costs-<family>-<device>.json, measured when missing)")
+    b.add_argument("--costs", default=None, metavar="FILE|none",
+                   help="cost model JSON for the predicted walltime speedup; 'none' skips the prediction and "
+                        "its measurement (default: results/costs-<family>-<device>.json, measured when missing: "
+                        "about 10 s, a few points on a real family)")
     b.set_defaults(func=_bench)
 
     sh = command("shadow", "write random-weight copies of the real checkpoints into a hub cache (test bed)")

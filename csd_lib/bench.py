@@ -10,6 +10,7 @@ run's own acceptance priced with the per-call cost model (:mod:`csd_lib.costs`).
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import platform
@@ -18,12 +19,15 @@ from pathlib import Path
 
 import torch
 
-from .cascade import METHODS, check_lenience, check_max_new_tokens, encode_prompt, generate
+from .cascade import METHODS, check_lenience, check_max_new_tokens, encode_prompt, generate, method_plan
 from .fileio import write_atomic
 from .trace import previous_work_costs
 
 HF_METHODS = ("hf-assisted", "hf-pld")
 ALL_METHODS = METHODS + HF_METHODS
+SETTINGS = ("k", "lenience", "drafters")  # what a method runs with, as a record's ``config`` holds it
+
+log = logging.getLogger(__name__)
 
 
 # -- running -------------------------------------------------------------------------
@@ -57,13 +61,59 @@ def run_one(family, prompt: str, method: str, max_new_tokens: int, k=None, lenie
     """One (example, method) record: token ids and stats (``k``: csd's K, ``sd_k``: sd's draft length)."""
     if method in HF_METHODS:
         return hf_generate(family, encode_prompt(family, prompt), method, max_new_tokens)
-    g = generate(family, prompt, method, k=k if method == "csd" else sd_k if method == "sd" else None,
-                 lenience=lenience if method == "csd" else None, max_new_tokens=max_new_tokens)
+    g = generate(family, prompt, method, *_method_args(method, k, lenience, sd_k), max_new_tokens=max_new_tokens)
     n_prompt = len(encode_prompt(family, prompt))
     # cache length at the first decoding step: T5's decoder starts empty, Llama's holds the prompt
     return {"token_ids": g.token_ids, "stats": g.stats.to_dict(), "config": g.config,
             "provenance": g.provenance_counts(), "prompt_tokens": n_prompt,
             "cache_start": 1 if family.target.is_encoder_decoder else n_prompt}
+
+
+def _method_args(method: str, k, lenience, sd_k) -> tuple:
+    """(k, lenience) that ``method`` gets from a bench's settings: csd takes K and lenience, sd its draft length."""
+    return (k if method == "csd" else sd_k if method == "sd" else None), (lenience if method == "csd" else None)
+
+
+def method_settings(family, method: str, k=None, lenience=None, sd_k=None) -> dict | None:
+    """What ``method`` runs with in this bench ({'k', 'lenience', 'drafters'}), as its records' config
+    holds it; None for the HF baselines. A bad K or lenience is a ValueError here, before any run."""
+    if method in HF_METHODS:
+        return None
+    drafters, kk, lam = method_plan(family, method, *_method_args(method, k, lenience, sd_k))
+    return {"k": kk, "lenience": lam, "drafters": [d.name for d in drafters]}
+
+
+def record_settings(rec: dict) -> dict | None:
+    """The settings a record was run with (from its ``config``), comparable to :func:`method_settings`."""
+    cfg = rec.get("config")
+    return None if cfg is None else {key: cfg.get(key) for key in SETTINGS}
+
+
+def resume_problem(records: list[dict], family, examples, methods, max_new_tokens: int, k=None, lenience=None,
+                   sd_k=None, split: str = "test", seed: int = 0) -> str | None:
+    """The first way a results file's records differ from the run asked for (``line N: ...``), or None.
+
+    Compared: family, task, split (a missing one is 'test'), seed (missing: 0), max_new_tokens, the
+    example's source, and each method's settings (:func:`method_settings`). Error lines are not
+    compared: they are run again.
+    """
+    want = {m: method_settings(family, m, k, lenience, sd_k) for m in dict.fromkeys(methods)}
+    for i, r in enumerate(records, 1):
+        if "error" in r:
+            continue
+        ex = examples[r["example"]] if r["example"] < len(examples) else None
+        pairs = [("family", r.get("family"), family.name), ("split", r.get("split", "test"), split),
+                 ("seed", r.get("seed", 0), seed), ("max_new_tokens", r.get("max_new_tokens"), max_new_tokens)]
+        if ex is not None:
+            pairs += [("task", r.get("task"), ex.task),
+                      (f"example {r['example']}'s source", r.get("source"), ex.source)]
+        if r["method"] in want and r["method"] not in HF_METHODS:
+            have, now = record_settings(r) or {}, want[r["method"]]
+            pairs += [(f"{r['method']}'s {key}", have.get(key), now[key]) for key in SETTINGS]
+        for what, old, new in pairs:
+            if old != new:
+                return f"line {i}: {what} is {old!r} there, {new!r} now"
+    return None
 
 
 def environment() -> dict:
@@ -97,12 +147,23 @@ def read_records(path: Path) -> list[dict]:
             raise ValueError(f"{path}:{i} is not a JSON record ({e.msg}); {fix}") from None
         if not isinstance(rec, dict) or "example" not in rec or "method" not in rec:
             raise ValueError(f"{path}:{i} is not a results record (no 'example' and 'method'); {fix}")
+        for key, kind, ok in (("example", "an integer >= 0", _index(rec["example"])),
+                              ("rep", "an integer >= 0", _index(rec.get("rep", 0))),
+                              ("method", "a method name", rec["method"] in ALL_METHODS)):
+            if not ok:
+                raise ValueError(f"{path}:{i} has {key} {rec.get(key)!r}, not {kind}; {fix}")
+        if "error" not in rec and not isinstance(rec.get("stats"), dict):
+            raise ValueError(f"{path}:{i} has neither 'stats' nor 'error'; {fix}")
         out.append(rec)
     return out
 
 
+def _index(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
 def _repair(path: Path, records: list[dict]) -> None:
-    """Rewrite the file with only complete lines (atomic), so appends start clean."""
+    """Rewrite the file with only ``records`` (atomic): torn and error lines go, so appends start clean."""
     if not path.exists():
         return
     good = "".join(json.dumps(r) + "\n" for r in records)
@@ -121,13 +182,16 @@ def _key(r: dict) -> tuple[int, str, int]:
 
 def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k=None, lenience=None,
               warmup: int = 1, progress: bool = True, stop_after: int | None = None,
-              repeats: int = 1, sd_k=None) -> list[dict]:
+              repeats: int = 1, sd_k=None, split: str = "test", seed: int = 0) -> list[dict]:
     """Run every method on every example in interleaved rounds, one JSON line per (example, method, rep).
 
     Round ``(i, rep)`` runs every method on example ``i`` back to back (the order rotates
     with ``rep``). Existing lines are kept and skipped, so an interrupted run resumes where
-    it stopped and a larger ``repeats`` adds only the missing rounds. A method that raises
-    on an example is written as an error line (``error``: the message) and the run goes on.
+    it stopped and a larger ``repeats`` adds only the missing rounds; a file written by another
+    run (see :func:`resume_problem`) is a ValueError naming the difference. A method that raises
+    on an example is written as an error line (``error``: the message) and the run goes on; error
+    lines are run again on resume (dropped from the file first, atomically). Each line records
+    ``split`` and ``seed`` (which examples: pass those ``examples`` came from).
     ``stop_after`` ends the run after that many new lines (used to test resumption).
     """
     from tqdm.auto import tqdm
@@ -143,19 +207,26 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
         methods = ["ar", *methods]  # the reference for identity and speedups
     out = Path(out)
     records = read_records(out)
+    problem = resume_problem(records, family, examples, methods, max_new_tokens, k, lenience, sd_k, split, seed)
+    if problem:
+        raise ValueError(f"{out} holds another run's results ({problem}); resume it with the same settings, "
+                         f"or write to a new file")
+    records = [r for r in records if "error" not in r]  # failed lines are run again
     _repair(out, records)
     done = {_key(r) for r in records}
     todo = [(i, m, rep) for i in range(len(examples)) for rep in range(repeats)
             for m in methods[rep % len(methods):] + methods[:rep % len(methods)] if (i, m, rep) not in done]
     if not todo:
         return records
+    if done:
+        log.info(f"bench: {len(done)} results kept from {out}; {len(todo)} to run")
     env = environment()
-    for _ in range(warmup):  # first calls of a new shape are slow: never time them
-        for m in methods:
-            try:
-                run_one(family, examples[0].prompt, m, min(32, max_new_tokens), k, lenience, sd_k)
-            except Exception:  # noqa: BLE001 - the timed run records this method's error
-                pass
+    warm = [m for _ in range(warmup) for m in methods]  # first calls of a new shape are slow: never time them
+    for m in tqdm(warm, desc=f"warm-up {family.name}", disable=not progress or not warm, leave=False):
+        try:
+            run_one(family, examples[0].prompt, m, min(32, max_new_tokens), k, lenience, sd_k)
+        except Exception:  # noqa: BLE001 - the timed run records this method's error
+            pass
     out.parent.mkdir(parents=True, exist_ok=True)
     written = 0
     with open(out, "a", encoding="utf-8") as f:
@@ -165,8 +236,8 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
                 rec = run_one(family, ex.prompt, m, max_new_tokens, k, lenience, sd_k)
             except Exception as e:  # noqa: BLE001 - one failing example must not end a long run
                 rec = {"error": f"{type(e).__name__}: {e}"}
-            rec.update(example=i, method=m, rep=rep, family=family.name, task=ex.task, source=ex.source,
-                       max_new_tokens=max_new_tokens, env=env, load1=_load1())
+            rec.update(example=i, method=m, rep=rep, family=family.name, task=ex.task, split=split, seed=seed,
+                       source=ex.source, max_new_tokens=max_new_tokens, env=env, load1=_load1())
             f.write(json.dumps(rec) + "\n")
             f.flush()
             os.fsync(f.fileno())
@@ -319,37 +390,6 @@ def format_table(summary: dict) -> str:
     return "\n".join(rows)
 
 
-# -- CLI -------------------------------------------------------------------------------
-
-def main(args) -> None:
-    from .families import load_from_args
-    from .tasks import load_task
-    if args.n < 1:
-        raise ValueError(f"--n must be >= 1, got {args.n}")
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    fam = load_from_args(args)
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    if "staged" in methods and len(fam.drafters) < 2:
-        print(f"note: family '{fam.name}' has one drafter; skipping 'staged'")
-        methods.remove("staged")
-    examples = load_task(args.task, args.split, args.n)
-    records = run_bench(fam, examples, methods, Path(args.out), args.max_new_tokens, args.k, args.lenience,
-                        repeats=getattr(args, "repeats", 1), sd_k=getattr(args, "sd_k", None))
-    cm = bench_costs(fam, getattr(args, "costs", None))
-    summary = summarize([r for r in records if r["method"] in methods or r["method"] == "ar"], cm)
-    print(format_table(summary))
-    if args.summary_json:
-        write_atomic(Path(args.summary_json), json.dumps(summary_json(summary), indent=2) + "\n")
-    errs = [r for r in records if "error" in r]
-    for r in errs[:5]:
-        print(f"error: example {r['example']} method {r['method']}: {r['error']}")
-    if args.plot:
-        from .viz import bench_figure
-        write_atomic(Path(args.plot), bench_figure(summary, title=f"{fam.name} on {args.task}")
-                     .to_html(include_plotlyjs=True, full_html=True))
-
-
 # -- theory against measurement -------------------------------------------------------------
 
 def ewif_config(cfg: dict) -> dict:
@@ -361,22 +401,36 @@ def ewif_config(cfg: dict) -> dict:
             "bottom_block": 10 if drafters[-1] == "mag" else 1}
 
 
-def bench_costs(fam, spec=None):
-    """The cost model for a bench summary: ``spec`` 'none', a JSON path, or None for the stored
-    ``results/costs-<family>-<device>.json`` (measured now, about 10 s, when none is stored)."""
+def read_cost_file(path):
+    """The CostModel in a JSON file written by ``python -m csd_lib.costs --out``; missing or malformed: ValueError."""
+    from .costs import CostModel
+    fix = f"write one with `python -m csd_lib.costs --family FAMILY --out {path}`, or pass --costs none"
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"--costs {path}: no such file; {fix}") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
+        raise ValueError(f"--costs {path} cannot be read ({type(e).__name__}); {fix}") from None
+    try:
+        return CostModel.from_dict(json.loads(text))
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ValueError(f"--costs {path} is not a cost model ({type(e).__name__}: {e}); {fix}") from None
+
+
+def bench_costs(fam, spec=None, seconds: float = 10.0):
+    """The cost model for a bench summary: ``spec`` 'none' (no prediction), a JSON path, or None for
+    the stored ``results/costs-<family>-<device>.json``, measured now when none is stored (sized to
+    the family: about ``seconds``, a few points where one call is slow; it logs its estimate)."""
     from .costs import device_name, load_costs, measure_costs
     if spec == "none":
         return None
     if spec:
-        cm = load_costs(fam.name, path=Path(spec))
-        if cm is None:
-            raise ValueError(f"--costs {spec}: no such file; run `python -m csd_lib.costs --family {fam.name} "
-                             f"--out {spec}`, or pass --costs none")
-        return cm
+        return read_cost_file(spec)
     cm = load_costs(fam.name, device_name(fam.target.device))
     if cm is None:
-        print(f"note: no stored cost model for {fam.name}; measuring one (10 s)")
-        cm = measure_costs(fam, seconds=10)
+        log.info(f"bench: no stored cost model for {fam.name} on {device_name(fam.target.device)}; measuring one "
+                 f"for the predicted speedups (--costs none skips it)")
+        cm = measure_costs(fam, seconds=seconds, min_reps=1)
     return cm
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from .inputs import check_family, check_prompt
 from .mag import MaG
 from .models import LM, check_vocab
 from .review import effective_q, probs, review
@@ -283,12 +284,8 @@ def _as_k(k, default: int, n: int):
 
 def encode_prompt(family, prompt) -> list[int]:
     """Token ids of a prompt given as text (``tasks.prompt_ids``, the family's prompt style) or ids."""
-    if isinstance(prompt, str):
-        if not prompt.strip():
-            raise ValueError("the prompt is empty; pass some text to continue")
-        ids = prompt_ids(family.tokenizer, prompt, family.prompt_style)
-    else:
-        ids = [int(t) for t in prompt]
+    prompt = check_prompt(prompt, check_family(family).target.vocab_size)
+    ids = prompt_ids(family.tokenizer, prompt, family.prompt_style) if isinstance(prompt, str) else prompt
     if not ids:
         raise ValueError("the prompt is empty; pass at least one token")
     return ids
@@ -303,6 +300,7 @@ def generate(family, prompt, method: str = "csd", k=None, lenience=None, tempera
     the drafters' raw distributions instead of the effective ones: a deliberately
     biased variant, kept to show what exactness needs.
     """
+    check_family(family)
     temperature = check_temperature(temperature)
     seed = check_seed(seed)
     max_new_tokens = check_max_new_tokens(max_new_tokens)

@@ -20,6 +20,7 @@ together with the environment it was measured in (torch version, threads, CPU mo
 from __future__ import annotations
 
 import json
+import logging
 import os
 import platform
 import time
@@ -28,9 +29,12 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from . import config
 from .fileio import write_atomic
+
+log = logging.getLogger(__name__)
 
 N_GRID = (1, 2, 4, 8, 16, 32)
 FEATURES = ("1", "n", "L", "n*L")
@@ -205,10 +209,11 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
     task); T5 encodes it once, Llama uses it as the start of its cache. ``l_grid``: cache
     lengths (default: 3 lengths spanning a 128-token generation after the prompt). The
     repetitions per point are chosen so the whole measurement takes about ``seconds``, but
-    never fewer than ``min_reps``. Each point keeps its fastest repetition, as the bench keeps
-    each method's fastest round: on a shared machine the fastest time is the one least
-    disturbed by other jobs, and the rounds interleave every point so a busy spell cannot
-    favour one of them.
+    never fewer than ``min_reps``; where even that would overrun (slow calls: a real family on a
+    CPU) every other ``n`` of the grid is measured, and the engine-overhead runs shrink to fit.
+    Each point keeps its fastest repetition, as the bench keeps each method's fastest round:
+    on a shared machine the fastest time is the one least disturbed by other jobs, and the
+    rounds interleave every point so a busy spell cannot favour one of them.
     """
     if prompt_ids is None:
         from .cascade import encode_prompt
@@ -230,9 +235,20 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
             lm.logits(seq + [seq[-1]], 0)
         per_call[lm.name] = _median_time(lambda: lm.logits(seq + [seq[-1]], 0), 3)
         lm.release()
-    points = sum(len(n_grid) * len(grids[lm.name]) for lm in lms)
     est = sum(per_call[lm.name] * len(n_grid) * len(grids[lm.name]) * 1.5 for lm in lms)
+    if est * (warmup + min_reps) > seconds and len(n_grid) > 3:  # slow calls (a real family): fewer points
+        n_grid = tuple(n_grid)[::2]
+        est = sum(per_call[lm.name] * len(n_grid) * len(grids[lm.name]) * 1.5 for lm in lms)
+    points = sum(len(n_grid) * len(grids[lm.name]) for lm in lms)
     reps = int(np.clip(0.85 * seconds / max(est, 1e-9), min_reps, 200))
+    # the engine's overhead: every method on the prompt, as many rounds and tokens as the budget allows
+    step = per_call[fam.target.name] * len(lms)  # about one token of one method
+    ov_tokens = int(np.clip(0.5 * seconds / (2 * 5 * step), 8, 48))
+    ov_rounds = int(np.clip(0.5 * seconds / (5 * ov_tokens * step), 1, 4))
+    eta = est * (warmup + reps) + 5 * step * ov_tokens * (ov_rounds + 1)
+    log.info(f"cost model of {fam.name}: {points} points x {warmup + reps} rounds, then {ov_rounds + 1} rounds of "
+             f"every method at {ov_tokens} tokens: about {eta:.0f} s")
+    bar = tqdm(total=(warmup + reps) * points, desc=f"cost model {fam.name}", leave=False)
     clock = _clock()
     for lm in lms:                     # every point is timed once per round, rounds interleave
         seq = lm.start(prompt_ids)
@@ -250,10 +266,12 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
                     lm.logits(ctx + drafts[n], n - 1)
                     if rnd >= warmup:
                         times.setdefault((n, L), []).append(clock() - t0)
+                    bar.update()
         samples += [[lm.name, n, L, float(np.min(ts))] for (n, L), ts in times.items()]
         lm.release()
         samples.append([lm.name, 0, 0, start_s])               # n = 0 marks the start cost
-    overhead = engine_overhead(fam, prompt_ids)
+    bar.close()
+    overhead = engine_overhead(fam, prompt_ids, max_new_tokens=ov_tokens, rounds=ov_rounds)
     forward = {}
     start = {}
     for lm in lms:

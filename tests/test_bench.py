@@ -1,11 +1,14 @@
 """Bench harness: resume without loss or duplicates, summaries from raw lines, HF baselines."""
 import json
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from csd_lib import random_family
-from csd_lib.bench import hf_generate, mag_share, read_records, run_bench, summarize, summary_json
+from csd_lib.bench import _key, hf_generate, mag_share, method_settings, read_records, record_settings, run_bench, \
+    summarize, summary_json
 from csd_lib.cascade import generate
 
 
@@ -93,7 +96,7 @@ def test_failing_example_is_an_error_line_and_the_run_goes_on(tmp_path):
     assert s["csd"]["n"] == 2 and s["csd"]["errors"] == 1 and s["csd"]["mismatches"] == 0
     again = run_bench(fam(), [EXAMPLES[0], Ex("   "), EXAMPLES[1]], ["ar", "csd"], out, 10, warmup=0,
                       progress=False)
-    assert len(again) == len(recs) == 6  # error lines count as done: no duplicate on resume
+    assert len(again) == len(recs) == 6  # error lines are run again, and replaced: no duplicate on resume
 
 
 def _stats_from_raw(recs, method, cost_model):
@@ -260,3 +263,77 @@ def test_prediction_limits_price_the_run_and_search_around_it(tmp_path):
     assert lim["vertical"]["preset"]["k"] == vertical_k(3)
     assert lim["vertical"]["best_swi"]["k"][0][1:] == [0, 10]   # the middle drafter never gets a budget
     assert "vertical" not in prediction_limits(recs, cm, n_sim=200, sd_ks=(2,))
+
+
+# -- a results file belongs to one run ---------------------------------------------------------
+
+def test_records_say_what_produced_them(tmp_path):
+    recs = run_bench(fam(), EXAMPLES[:1], ["ar", "csd"], tmp_path / "r.jsonl", 6, warmup=0, progress=False,
+                     split="val", seed=3)
+    for r in recs:
+        assert (r["family"], r["task"], r["split"], r["seed"], r["max_new_tokens"]) == ("random-llama", "toy", "val",
+                                                                                       3, 6)
+    csd = next(r for r in recs if r["method"] == "csd")
+    assert record_settings(csd) == method_settings(fam(), "csd") == {
+        "k": fam().default_k, "lenience": fam().default_lenience, "drafters": ["base", "small", "mag"]}
+
+
+@pytest.mark.parametrize("change,msg", [
+    (dict(max_new_tokens=7), "max_new_tokens is 6 there, 7 now"),
+    (dict(lenience=3.0), "csd's lenience is 2.0 there, 3.0 now"),
+    (dict(k=[[1, 1, 10], [0, 1, 10], [0, 0, 10]]), "csd's k is"),
+    (dict(sd_k=2), "sd's k is"),
+    (dict(split="val"), "split is 'test' there, 'val' now"),
+    (dict(seed=1), "seed is 0 there, 1 now"),
+    (dict(examples=[Ex("w5 w6 w7 w8 w5 w6", task="other")]), "task is 'toy' there, 'other' now"),
+    (dict(examples=[Ex("w5 w6 w7 w8 w5 w6", source="elsewhere:0")]), "example 0's source is 'test' there"),
+    (dict(family=random_family("t5", vocab_size=40, n_drafters=2, seed=1)), "family is 'random-llama' there"),
+])
+def test_resuming_another_runs_file_is_refused(tmp_path, change, msg):
+    out = tmp_path / "r.jsonl"
+    kw = dict(family=fam(), examples=EXAMPLES[:1], max_new_tokens=6, lenience=2.0)
+    run_bench(methods=["ar", "sd", "csd"], out=out, warmup=0, progress=False, **kw)
+    before = out.read_bytes()
+    with pytest.raises(ValueError, match=f"holds another run's results \\(line \\d+: {re.escape(msg)}"):
+        run_bench(methods=["ar", "sd", "csd"], out=out, warmup=0, progress=False, **{**kw, **change})
+    assert out.read_bytes() == before
+
+
+def test_error_lines_are_run_again_on_resume(tmp_path):
+    out = tmp_path / "r.jsonl"
+    run_bench(fam(), [EXAMPLES[0], Ex("   ")], ["ar", "csd"], out, 8, warmup=0, progress=False)
+    assert sum("error" in r for r in read_records(out)) == 2
+    recs = run_bench(fam(), [EXAMPLES[0], Ex("w9 w10 w11 w9 w10")], ["ar", "csd"], out, 8, warmup=0,
+                     progress=False)
+    keys = [_key(r) for r in read_records(out)]
+    assert len(keys) == len(set(keys)) == 4 == len(recs)                   # one line per (example, method, rep)
+    assert not any("error" in r for r in read_records(out))
+    assert summarize(recs)["csd"]["n"] == 2
+
+
+def test_committed_results_still_resume_and_summarize(tmp_path):
+    """results/*.jsonl predate the split and seed fields: they resume as the test split, nothing re-run."""
+    import shutil
+
+    from csd_lib import load_family
+    from csd_lib.tasks import load_task
+    out = tmp_path / "r.jsonl"
+    shutil.copy(Path(__file__).parents[1] / "results" / "tiny-t5-synth-gsm8k-sd.jsonl", out)
+    raw, before = out.read_bytes(), read_records(out)
+    assert not any("split" in r for r in before)
+    sd_k = next(r for r in before if r["method"] == "sd")["config"]["k"][0][0]
+    recs = run_bench(load_family("tiny-t5"), load_task("synth-gsm8k", "test", 50), ["ar", "sd"], out, 128,
+                     sd_k=sd_k, repeats=3, warmup=0, progress=False, stop_after=1)
+    assert recs == before and out.read_bytes() == raw
+    assert summarize(recs)["sd"]["n"] == 50
+
+
+def test_cost_measurement_is_sized_to_its_budget(caplog):
+    """Where the full grid would overrun the budget: fewer points, a short overhead run, and an estimate."""
+    from csd_lib.costs import N_GRID, measure_costs
+    with caplog.at_level("INFO", logger="csd_lib"):
+        cm = measure_costs(fam(), [5, 6, 7, 8], seconds=1e-4, min_reps=1, warmup=1)
+    ns = {s[1] for s in cm.samples if s[1] > 0}
+    assert ns == set(N_GRID[::2]) and cm.env["reps_per_point"] == 1
+    assert re.search(r"cost model of random-llama: \d+ points x 2 rounds, then 2 rounds of every method at 8 "
+                     r"tokens: about \d+ s", caplog.text)
