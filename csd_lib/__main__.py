@@ -143,7 +143,8 @@ def _generate(args) -> None:
     k = read_k(args.k)
     prompts = [args.prompt] if args.prompt is not None else read_prompts(args.prompts_file)
     from .cascade import generate
-    from .families import load_from_args
+    from .families import check_args_method, load_from_args
+    check_args_method(args, [args.method])  # before anything loads: e.g. 'staged' needs two drafters
     fam = load_from_args(args)
     for p in prompts:
         g = generate(fam, p, args.method, k=k, lenience=args.lenience, temperature=args.temperature,
@@ -152,7 +153,7 @@ def _generate(args) -> None:
             print(json.dumps(g.to_dict(events=args.events)), flush=True)
         else:
             from .viz import trace_text
-            print(trace_text(g, fam.tokenizer))
+            print(trace_text(g, fam.tokenizer, color=sys.stdout.isatty()))  # no ANSI codes into a pipe
             s = g.stats
             print(f"[{g.method}] {s.n_tokens} tokens, {s.wall_time:.3f}s, "
                   f"{s.tokens_per_target_call:.2f} tokens/target call, calls {s.calls}")
@@ -172,6 +173,8 @@ def _bench(args) -> None:
     for path, flag in ((args.out, "--out"), (args.summary_json, "--summary-json"), (args.plot, "--plot")):
         check_out_path(path, flag)
     read_records(Path(args.out))  # a results file to resume must be readable before any model loads
+    from .families import check_args_method
+    check_args_method(args, [m for m in args.methods.split(",") if m in METHODS and m != "staged"])  # bench skips staged
     bench_main(args)
 
 
