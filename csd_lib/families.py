@@ -430,7 +430,7 @@ def real_bigram(name: str, tokenizer, vocab_size: int, task: str = "gsm8k") -> n
     tmp = path.with_suffix(".tmp.npy")
     np.save(tmp, table)
     tmp.replace(path)
-    print(f"real_bigram: MaG's bigram table for {name} built from {source} ({len(texts)} texts), cached in {path}")
+    log.info(f"real_bigram: MaG's bigram table for {name} built from {source} ({len(texts)} texts), cached in {path}")
     return table
 
 
