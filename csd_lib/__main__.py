@@ -174,7 +174,8 @@ def _bench(args) -> None:
         check_out_path(path, flag)
     read_records(Path(args.out))  # a results file to resume must be readable before any model loads
     from .families import check_args_method
-    check_args_method(args, [m for m in args.methods.split(",") if m in METHODS and m != "staged"])  # bench skips staged
+    # before anything loads; bench itself skips 'staged' for a family with one drafter
+    check_args_method(args, [m for m in args.methods.split(",") if m in METHODS and m != "staged"])
     bench_main(args)
 
 

@@ -292,9 +292,9 @@ def _hub_reachable(timeout: float = PROBE_TIMEOUT) -> bool:
 
 
 def _plan(cfgs: dict[str, dict], dtype: torch.dtype, keep_fp32: tuple[str, ...], info: config.DeviceInfo):
-    """The memory plan of models described by ``cfgs`` (target first) in ``dtype``: weights plus KV caches."""
-    sizes = [config.param_bytes(*count_params(cfg or rid, keep_fp32), dtype) for rid, cfg in cfgs.items()]
-    cache = sum(config.kv_cache_bytes(cfg, dtype) for cfg in cfgs.values() if cfg)
+    """The memory plan of models described by ``cfgs`` (id -> config dict, target first) in ``dtype``."""
+    sizes = [config.param_bytes(*count_params(cfg, keep_fp32), dtype) for cfg in cfgs.values()]
+    cache = sum(config.kv_cache_bytes(cfg, dtype) for cfg in cfgs.values())
     return config.plan_memory(sizes, info, cache)
 
 
@@ -322,13 +322,13 @@ def _smaller_dtypes(info: config.DeviceInfo, dtype: torch.dtype) -> list[torch.d
     return [torch.bfloat16] if info.type == "cpu" else [torch.float16]
 
 
-def _place(name: str, cfgs: dict[str, dict | None], device, dtype) -> tuple[config.Policy, config.MemoryPlan]:
+def _place(name: str, cfgs: dict[str, dict], device, dtype) -> tuple[config.Policy, config.MemoryPlan]:
     """The policy and memory plan of a family from its configs (target first); ValueError when it cannot fit.
 
-    A config not at hand (None) is fetched by ``count_params`` (``config.json`` only). The
-    refusal names what fits instead: a smaller preset, or a 16-bit dtype.
+    The refusal names what fits instead: a smaller preset, or a 16-bit dtype.
     """
-    arch = "t5" if any(model_arch(c) == "t5" for c in cfgs.values() if c) else model_arch(next(iter(cfgs.values())) or {})
+    archs = [model_arch(c) for c in cfgs.values()]
+    arch = "t5" if "t5" in archs else archs[0]
     info = config.describe_device(device)
     pol = config.policy("real", arch, info, dtype, device)
     plan = _plan(cfgs, pol.dtype, pol.keep_fp32, info)
@@ -336,7 +336,7 @@ def _place(name: str, cfgs: dict[str, dict | None], device, dtype) -> tuple[conf
         alt = [f"family={p!r}" for p in _fitting_presets(info, pol.dtype, arch) if p != name][:1]
         alt += [f"dtype='{str(dt).removeprefix('torch.')}'" for dt in _smaller_dtypes(info, pol.dtype)
                 if _plan(cfgs, dt, ("wo",) if dt == torch.float16 and arch == "t5" else (), info).fits]
-        where = info.name if info.type == "cuda" else {"cpu": "this machine's RAM", "mps": "this Mac's memory"}[info.type]
+        where = {"cpu": "this machine's RAM", "mps": "this Mac's memory"}.get(info.type, info.name)
         raise ValueError(f"family '{name}' cannot fit {where}: {plan.message}; use "
                          f"{' or '.join(alt) + ' (fits), or ' if alt else ''}a machine with more memory"
                          f"{'' if info.type == 'cpu' else ', or device=' + repr('cpu')}")
@@ -351,7 +351,7 @@ def _load_hub(name: str, target_id: str, drafter_ids: list[str], k, lenience: fl
     the cache and the network (an unreachable hub is found by one quick probe; a full cache
     then loads offline), the tokenizers, and only then the weights; MaG is built last.
     """
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer, PretrainedConfig
     from transformers.tokenization_utils_base import VERY_LARGE_INTEGER
     ids = [target_id, *drafter_ids]
     if len(set(ids)) != len(ids):
@@ -377,12 +377,13 @@ def _load_hub(name: str, target_id: str, drafter_ids: list[str], k, lenience: fl
                                     f"{'is' if len(missing) == 1 else 'are'} not in the local Hugging Face "
                                     f"cache and the network is off (HF_HUB_OFFLINE=1); {advice}")
     local = dict(local_files_only=True) if offline else {}
-    if not at_hand:
+    if not at_hand:  # a hub id neither cached nor stored: its config.json alone is fetched first
         try:
-            pol, plan = _place(name, cfgs, device, dtype)
+            cfgs = {rid: c or PretrainedConfig.get_config_dict(rid, **local)[0] for rid, c in cfgs.items()}
         except OSError as e:
             raise ModelUnavailableError(f"could not read the configs of family '{name}' ({', '.join(ids)}): {e}; "
                                         f"{advice}") from None
+        pol, plan = _place(name, cfgs, device, dtype)
     extra, notes = dict(local), list(pol.notes)
     if plan.target_device_map:
         extra.update(device_map=plan.target_device_map, max_memory=plan.max_memory)
