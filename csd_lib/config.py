@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -242,13 +242,16 @@ def plan_memory(sizes: list[int], info: DeviceInfo, cache: int = 0, headroom: in
 
     ``need`` = weights + ``cache`` (KV cache bytes, ``kv_cache_bytes``) + ``headroom``. Everything
     goes on the device when ``need`` fits its free memory (a GPU's, or host RAM for the CPU and
-    MPS), so a family that fits is never offloaded. On a CPU or MPS that is too small, nothing
+    MPS; read from this machine when ``info`` does not say), so a family that fits is never offloaded. On a CPU or MPS that is too small, nothing
     fits (``fits=False``). On a GPU that is too small the drafters stay on it and accelerate
     spreads the target over what is left and host RAM (``device_map="auto"``), when host RAM
     holds the rest; a target larger than the GPU's total memory does not fit at all: every
     call would stream its weights, which no speedup can pay back.
     """
     need = int(sum(sizes) + cache + headroom)
+    if info.type != "cuda" and info.free_mem is None:  # the CPU or MPS described by hand: this machine's RAM
+        total, free = host_memory()
+        info = replace(info, total_mem=total, free_mem=free, host_free=free)
     where = {"cpu": "host RAM", "mps": "unified memory (MPS)"}.get(info.type, info.name or info.type)
     if info.free_mem is None or need <= info.free_mem:
         return MemoryPlan(True, None, None, need, info.free_mem)

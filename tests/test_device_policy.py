@@ -135,7 +135,7 @@ MAC16 = DeviceInfo("mps", "mps", None, 16 * GiB, 12 * GiB, host_free=12 * GiB)
     (CPU24, [LARGE, BASE, SMALL], F32, True, None),
     (MAC16, [V7B, V68M], F32, False, None),              # unified memory is host RAM
     (MAC16, [V7B, V68M], F16, False, None),
-    (CPU, [XXL, BASE, SMALL], F32, True, None),          # memory unknown: not planned
+    (DeviceInfo("cuda", "gpu"), [XXL, BASE, SMALL], F32, True, None),   # GPU memory unknown: not planned
 ])
 def test_plan_memory(info, params, dtype, fits, device_map):
     cache = _cache(params, dtype)
@@ -150,6 +150,13 @@ def test_plan_memory(info, params, dtype, fits, device_map):
         assert "accelerate" in plan.message
     if not fits:
         assert "more than" in plan.message
+
+
+def test_cpu_memory_not_given_is_this_machines(monkeypatch):
+    """The issue's check: 45 GiB on a CPU described without memory is planned against this machine's RAM."""
+    monkeypatch.setattr(config, "host_memory", lambda: (24 * GiB, 22 * GiB))
+    assert not plan_memory([45 * GiB], CPU).fits and plan_memory([45 * GiB], MPS).free == 22 * GiB
+    assert plan_memory([20 * GiB], CPU).fits
 
 
 def test_a_family_that_fits_is_never_offloaded():
@@ -283,7 +290,8 @@ def test_family_spread_by_accelerate_when_free_memory_is_short(tmp_path, monkeyp
         paths.append(str(d))
     monkeypatch.setattr(config, "describe_device", lambda device=None: gpu)
     # sized as Vicuna-7B and Vicuna-68M (by the tiny models' widths), with the KV caches of their published configs
-    monkeypatch.setattr(families, "count_params", lambda cfg, keep=(): (int(V7B if cfg["hidden_size"] == 32 else V68M), 0))
+    monkeypatch.setattr(families, "count_params",
+                        lambda cfg, keep=(): (int(V7B if cfg["hidden_size"] == 32 else V68M), 0))
     real_plan, cache = config.plan_memory, _cache([V7B, V68M], F16)
     monkeypatch.setattr(config, "plan_memory", lambda sizes, info, c=0: real_plan(sizes, info, cache))
     calls = {}
