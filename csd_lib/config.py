@@ -242,11 +242,12 @@ def plan_memory(sizes: list[int], info: DeviceInfo, cache: int = 0, headroom: in
 
     ``need`` = weights + ``cache`` (KV cache bytes, ``kv_cache_bytes``) + ``headroom``. Everything
     goes on the device when ``need`` fits its free memory (a GPU's, or host RAM for the CPU and
-    MPS; read from this machine when ``info`` does not say), so a family that fits is never offloaded. On a CPU or MPS that is too small, nothing
-    fits (``fits=False``). On a GPU that is too small the drafters stay on it and accelerate
-    spreads the target over what is left and host RAM (``device_map="auto"``), when host RAM
-    holds the rest; a target larger than the GPU's total memory does not fit at all: every
-    call would stream its weights, which no speedup can pay back.
+    MPS, read from this machine when ``info`` does not say), so a family that fits is never
+    offloaded. On a CPU or MPS that is too small, nothing fits (``fits=False``). On a GPU that
+    is too small the drafters stay on it and accelerate spreads the target over what is left
+    and host RAM (``device_map="auto"``), when host RAM holds the rest; a target larger than
+    the GPU's total memory does not fit at all: every call would stream its weights, which no
+    speedup can pay back.
     """
     need = int(sum(sizes) + cache + headroom)
     if info.type != "cuda" and info.free_mem is None:  # the CPU or MPS described by hand: this machine's RAM
