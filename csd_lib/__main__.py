@@ -19,7 +19,7 @@ from .bench import ALL_METHODS as BENCH_METHODS, bench_costs, format_table, read
     resume_problem, run_bench, summarize, summary_json
 from .cascade import METHODS, check_lenience, check_max_new_tokens, check_method_lenience, check_seed, \
     check_temperature, encode_prompt, generate
-from .families import FAMILIES, load_from_args
+from .families import FAMILIES, check_args_method, load_from_args
 from .fileio import write_atomic
 from .tasks import SPLITS, TASKS, load_task
 
@@ -182,6 +182,7 @@ def _generate(args) -> None:
                          "drop --k")
     k = read_k(args.k)
     prompts = [args.prompt] if args.prompt is not None else read_prompts(args.prompts_file)
+    check_args_method(args, [args.method])  # before anything loads: e.g. 'staged' needs two drafters
     fam = load_from_args(args)
     for p in prompts:  # every prompt is checked before the first generation writes anything
         encode_prompt(fam, p)
@@ -192,7 +193,7 @@ def _generate(args) -> None:
             print(json.dumps(g.to_dict(events=args.events)), flush=True)
         else:
             from .viz import trace_text
-            print(trace_text(g, fam.tokenizer))
+            print(trace_text(g, fam.tokenizer, color=sys.stdout.isatty()))  # no ANSI codes into a pipe
             s = g.stats
             print(f"[{g.method}] {s.n_tokens} tokens, {s.wall_time:.3f}s, "
                   f"{s.tokens_per_target_call:.2f} tokens/target call, calls {s.calls}")
@@ -221,6 +222,8 @@ def _bench(args) -> None:
     out = Path(args.out)
     records = read_records(out)  # a results file to resume must be readable before any model loads
     examples = load_task(args.task, args.split, args.n)
+    # before anything loads; bench itself skips 'staged' for a family with one drafter
+    check_args_method(args, [m for m in methods if m in METHODS and m != "staged"])
     if args.threads:
         torch.set_num_threads(args.threads)
     fam = load_from_args(args)
