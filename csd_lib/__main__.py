@@ -14,8 +14,7 @@ from pathlib import Path
 
 from . import config
 from .bench import ALL_METHODS as BENCH_METHODS
-from .cascade import METHODS, check_lenience, check_max_new_tokens, check_method_lenience, check_seed, \
-    check_temperature
+from .plan import METHODS, check_lenience, check_max_new_tokens, check_method_args, check_seed, check_temperature
 from .families import FAMILIES
 from .tasks import SPLITS, TASKS
 
@@ -139,7 +138,7 @@ def _generate(args) -> None:
     if (args.prompt is None) == (args.prompts_file is None):
         raise ValueError("give exactly one of --prompt TEXT or --prompts-file F.jsonl")
     check_temperature(args.temperature)
-    check_method_lenience(args.method, args.lenience)
+    check_method_args(args.method, args.k, args.lenience)
     k = read_k(args.k)
     prompts = [args.prompt] if args.prompt is not None else read_prompts(args.prompts_file)
     from .cascade import generate

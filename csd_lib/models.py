@@ -16,6 +16,7 @@ import torch
 from transformers import DynamicCache, EncoderDecoderCache
 
 from . import config
+from .archs import build_on_meta
 
 
 @dataclass
@@ -24,6 +25,10 @@ class Meter:
     calls: int = 0
     time: float = 0.0
     tokens_fed: int = 0
+
+    def reset(self) -> None:
+        """Zero the counts: a new generation starts."""
+        self.calls, self.time, self.tokens_fed = 0, 0.0, 0
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
@@ -178,7 +183,6 @@ def count_params(path_or_id: str, keep_fp32: tuple[str, ...] = ()) -> tuple[int,
     for the untied FLAN-T5 checkpoints, which would drop their ``lm_head`` from the count).
     """
     from transformers import PretrainedConfig
-    from .shadow import build_on_meta
     cfg, _ = PretrainedConfig.get_config_dict(path_or_id)
     model = build_on_meta(cfg)
     n = n32 = 0

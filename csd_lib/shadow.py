@@ -28,6 +28,8 @@ from pathlib import Path
 import torch
 
 from . import config
+from .archs import build as _build, build_on_meta
+from .presets import REAL_PRESETS
 
 CONFIGS_DIR = config.DATA_ROOT / "hf_configs"
 SHARD_BYTES = 4 * 2**30          # safetensors shard size for full-depth checkpoints
@@ -38,7 +40,6 @@ FORMAT = 1                       # bump when the files written change: old snaps
 
 def preset_ids(presets) -> list[str]:
     """The repo ids of the given real presets, target first, each once."""
-    from .families import REAL_PRESETS
     ids = []
     for name in presets:
         if name not in REAL_PRESETS:
@@ -86,44 +87,6 @@ def shadow_config(repo_id: str, max_layers: int | None = None) -> dict:
             if key in cfg:
                 cfg[key] = min(cfg[key], max_layers)
     return cfg
-
-
-def config_object(cfg: dict):
-    """A transformers config from a published dict, with the published tying kept.
-
-    transformers 5.24's T5Config reports ``tie_word_embeddings=True`` whatever the dict
-    says; the published FLAN-T5 checkpoints are untied (their own ``lm_head``), so the
-    flag is set back here before a model is built from it.
-    """
-    from transformers import CONFIG_MAPPING
-    obj = CONFIG_MAPPING[cfg["model_type"]].from_dict(dict(cfg))
-    obj.tie_word_embeddings = bool(cfg.get("tie_word_embeddings", True))
-    return obj
-
-
-def _model_class(cfg: dict):
-    import transformers
-    if cfg.get("architectures"):
-        return getattr(transformers, cfg["architectures"][0])
-    seq2seq = cfg.get("is_encoder_decoder", False)
-    return transformers.AutoModelForSeq2SeqLM if seq2seq else transformers.AutoModelForCausalLM
-
-
-def _build(cfg: dict, dtype: torch.dtype):
-    obj = config_object(cfg)
-    cls = _model_class(cfg)
-    model = cls.from_config(obj, dtype=dtype) if cls.__name__.startswith("Auto") else cls._from_config(obj, dtype=dtype)
-    if cfg.get("is_encoder_decoder"):
-        # Untied T5 in transformers 5.24 also unties the encoder's and decoder's input
-        # embeddings from ``shared``; the published checkpoints share one input embedding.
-        model.set_input_embeddings(model.get_input_embeddings())
-    return model
-
-
-def build_on_meta(cfg: dict):
-    """The model a config dict describes, on the meta device (nothing allocated), with its published tying."""
-    with torch.device("meta"):
-        return _build(cfg, torch.float32)
 
 
 def count_params(cfg: dict) -> int:

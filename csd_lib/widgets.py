@@ -9,7 +9,7 @@ Algorithm 1 for the current K in the ``Output`` widget ``csd-tree``.
 
 K cells are ``Text`` widgets, not ``IntText``: the browser side of ``IntText`` drops what
 does not parse as an integer (letters vanish, 1.5 becomes 1) before Python sees it, so a
-wrong entry could not be reported. Here every entry goes to ``cascade.validate_k``,
+wrong entry could not be reported. Here every entry goes to ``plan.validate_k``,
 which rejects letters, fractions and negative numbers with the same message.
 """
 from __future__ import annotations
@@ -18,7 +18,8 @@ import functools
 import html
 import re
 
-from .cascade import METHODS, generate, validate_k
+from .cascade import generate
+from .plan import METHODS, validate_k
 from .viz import cascade_tree_figure, stats_html, trace_html
 
 DEFAULT_PROMPT = ("Reason the math question below step by step. Question: Mia has 4 apples. She buys 3 "

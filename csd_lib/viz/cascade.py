@@ -1,6 +1,7 @@
 """Cascade figures (notebook 04): planned and measured coverage of the reviewed blocks, grids."""
 from __future__ import annotations
 
+from ..plan import check_lenience, validate_k
 from .palette import proposer_color
 
 
@@ -152,7 +153,6 @@ def cascade_tree(k, drafters: list[str] | None = None, lenience: float | None = 
         strict (the parent's review is the target's); ``rows``: per reviewer level, the
         row of K it uses and its running thresholds; ``k``, ``drafters``, ``lenience``, ``target``.
     """
-    from ..cascade import check_lenience, validate_k
     k, names, lenience, target = _tree_args(k, drafters, lenience, target)
     lam = check_lenience(lenience)
     n = len(names)

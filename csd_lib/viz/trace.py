@@ -290,7 +290,7 @@ def stats_html(g: Generation, ar: Generation | None = None) -> str:
             ("SWI, model size", f"{st.swi_model_size:.2f}x"),
             ("SWI, previous work", f"{st.swi_previous_work:.2f}x")]
     if ar is not None:
-        if g.config.get("temperature", 0.0) == 0.0:
+        if g.plan.temperature == 0.0:
             same = g.token_ids == ar.token_ids
             rows.append(("identical to AR (greedy)", "yes" if same else "NO"))
             rows.append(("walltime speedup over AR", f"{ar.stats.wall_time / st.wall_time:.2f}x"
