@@ -80,6 +80,13 @@ CASES = [
     # -- API: lenience given to a method without draft-to-draft reviews
     *[Case(f"api-lenience-{m}", f"method '{m}' reviews without lenience", api=gen(method=m, lenience=2.0))
       for m in ("ar", "sd", "mag", "staged")],
+    # -- API: settings the method does not use, and an SD that drafts nothing
+    Case("api-ar-k", "method 'ar' drafts nothing, so it takes no k", api=gen(method="ar", k=3)),
+    Case("api-ar-k-not-json", "method 'ar' drafts nothing, so it takes no k", api=gen(method="ar", k="[[1,")),
+    Case("api-sd-k-zero", "SD needs a draft length k >= 1", api=gen(method="sd", k=0)),
+    Case("api-sd-k-zero-matrix", "SD needs a draft length k >= 1", api=gen(method="sd", k=[[0]])),
+    *[Case(f"api-drafter-{m}", f"method '{m}' takes no drafter", api=gen(method=m, drafter="small"))
+      for m in ("ar", "mag", "staged", "csd")],
     # -- API: tuner and bench entries
     Case("api-tune-max-new-tokens-inf", "max_new_tokens must be an integer",
          api=lambda d: tune(fam(), ["w3 w4"], max_new_tokens=INF)),
@@ -117,6 +124,8 @@ CASES = [
          argv=("generate", "--dtype", "fp8", "--prompt", "x"), code=2),
     Case("cli-lenience-sd", "method 'sd' reviews without lenience",
          argv=("generate", "--method", "sd", "--lenience", "2", "--prompt", "x"), code=2),
+    Case("cli-ar-k-not-json", "method 'ar' drafts nothing, so it takes no k",
+         argv=("generate", "--method", "ar", "--k", "[[1,", "--prompt", "x"), code=2),
     Case("cli-no-prompt", "give exactly one of --prompt TEXT or --prompts-file", argv=("generate",), code=2),
     Case("cli-no-command", "the following arguments are required: command", argv=(), code=2),
     # -- CLI: files
