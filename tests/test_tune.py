@@ -61,7 +61,7 @@ def test_tune_measures_probes_plus_budget_and_keeps_the_fastest():
 
 def test_candidate_grid_shapes():
     assert all(len(k) == 3 and k[2][2] == 10 for k, _ in candidate_grid(2, mag=10))
-    assert all(len(k) == 2 and [row[-1] for row in k] == [4, 4] for k, _ in candidate_grid(1, mag=4))
+    assert all(len(k) == 2 and k[1][1] == 4 for k, _ in candidate_grid(1, mag=4))
     with pytest.raises(ValueError):
         candidate_grid(0, mag=10)
 
