@@ -28,7 +28,8 @@ from .review import effective_q, probs, review
 from .tasks import prompt_ids
 from .trace import TARGET_BONUS, TARGET_CORRECTION, Event, Generation, PairStats, Stats
 
-__all__ = ["METHODS", "Ctx", "Block", "Drafter", "MaGLevel", "Level", "build_cascade", "encode_prompt", "generate"]
+__all__ = ["METHODS", "Ctx", "Block", "Drafter", "MaGLevel", "Level", "build_cascade", "encode_prompt", "generate",
+           "run_plan"]
 
 
 @dataclass

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from .cascade import encode_prompt, generate
 from .costs import device_name, load_costs, measure_costs
@@ -196,7 +197,6 @@ def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens:
     and the per-call cost model (:mod:`csd_lib.costs`; see :func:`family_costs`), over whole
     generations of ``max_new_tokens``.
     """
-    from tqdm.auto import tqdm
     _check_args(max_new_tokens, n, candidates, budget=budget, n_sim=n_sim)
     prompts = calibration_prompts(task_or_prompts, n)
     candidates = candidates or candidate_grid(len(fam.drafters), mag=fam.mag.n)
@@ -236,7 +236,6 @@ def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens:
 def grid_search(fam, task_or_prompts, candidates, max_new_tokens: int = 96, n: int = 6,
                 progress: bool = True) -> TuneResult:
     """Measure every candidate (the brute-force reference for :func:`tune`)."""
-    from tqdm.auto import tqdm
     _check_args(max_new_tokens, n, candidates)
     prompts = calibration_prompts(task_or_prompts, n)
     for p in prompts[:1]:

@@ -12,7 +12,7 @@ from .bench import parity_figure
 def cost_figure(cm: CostModel, title: str | None = None):
     """Measured ms per call against tokens scored, one panel per model, fitted lines over points."""
     import plotly.graph_objects as go  # optional dependency (figures)
-    from plotly.subplots import make_subplots
+    from plotly.subplots import make_subplots  # plotly: imported when a figure is drawn
     names = list(cm.forward)
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=[
         f"{nm} (R² {cm.forward[nm].r2:.3f})" for nm in names])
