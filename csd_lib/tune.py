@@ -123,19 +123,31 @@ def latency_costs(stats: list[dict]) -> dict:
     return costs
 
 
-def _run(fam, prompts, k, lenience, max_new_tokens) -> tuple[float, float, list]:
-    """(CSD wall, AR wall, CSD generations): AR runs right before CSD on each prompt.
+def _interleaved(fam, prompts: list[str], variants: list[dict], max_new_tokens: int, reps: int = 1,
+                 warmup: bool = True) -> tuple[float, list[float], list[list]]:
+    """(AR wall, each variant's wall, each variant's generations): on every prompt AR runs first,
+    then every :func:`generate` variant (keyword arguments), ``reps`` times over.
 
     A speedup against an AR measured once at the start drifts with the machine (a
     configuration measured in a slow spell looks worse than one measured early); against
     AR on the same prompts at the same moment it does not.
     """
-    wall = ar = 0.0
-    gens = []
-    for p in prompts:
-        ar += generate(fam, p, "ar", max_new_tokens=max_new_tokens).stats.wall_time
-        gens.append(generate(fam, p, "csd", k=k, lenience=lenience, max_new_tokens=max_new_tokens))
-        wall += gens[-1].stats.wall_time
+    if warmup:
+        generate(fam, prompts[0], **{**variants[0], "max_new_tokens": max_new_tokens})
+    ar, walls, gens = 0.0, [0.0] * len(variants), [[] for _ in variants]
+    for _ in range(reps):
+        for p in prompts:
+            ar += generate(fam, p, "ar", max_new_tokens=max_new_tokens).stats.wall_time
+            for i, kw in enumerate(variants):
+                gens[i].append(generate(fam, p, max_new_tokens=max_new_tokens, **kw))
+                walls[i] += gens[i][-1].stats.wall_time
+    return ar, walls, gens
+
+
+def _run(fam, prompts, k, lenience, max_new_tokens) -> tuple[float, float, list]:
+    """(CSD wall, AR wall, CSD generations) of one (K, lenience), AR right before CSD on each prompt."""
+    ar, (wall,), (gens,) = _interleaved(fam, prompts, [{"method": "csd", "k": k, "lenience": lenience}],
+                                         max_new_tokens, warmup=False)
     return wall, ar, gens
 
 
@@ -250,15 +262,9 @@ def grid_search(fam, task_or_prompts, candidates, max_new_tokens: int = 96, n: i
     return TuneResult(best, measured, ar_wall=float(np.median(ar_walls)))
 
 
-def _interleaved(fam, prompts: list[str], variants: list[dict], max_new_tokens: int, reps: int) -> list[float]:
+def _speedups(fam, prompts: list[str], variants: list[dict], max_new_tokens: int, reps: int) -> list[float]:
     """Walltime speedup over AR of several generate() variants, interleaved with AR per prompt."""
-    generate(fam, prompts[0], **{**variants[0], "max_new_tokens": max_new_tokens})  # warm-up
-    ar, walls = 0.0, [0.0] * len(variants)
-    for _ in range(reps):
-        for p in prompts:
-            ar += generate(fam, p, "ar", max_new_tokens=max_new_tokens).stats.wall_time
-            for i, kw in enumerate(variants):
-                walls[i] += generate(fam, p, max_new_tokens=max_new_tokens, **kw).stats.wall_time
+    ar, walls, _ = _interleaved(fam, prompts, variants, max_new_tokens, reps)
     return [ar / w for w in walls]
 
 
@@ -266,7 +272,7 @@ def remeasure(fam, task_or_prompts, configs, max_new_tokens: int = 96, n: int = 
     """Walltime speedups of several (K, lenience) configs in one run, interleaved with AR per prompt."""
     _check_args(max_new_tokens, n, configs, reps=reps)
     variants = [{"method": "csd", "k": k, "lenience": lam} for k, lam in configs]
-    return _interleaved(fam, calibration_prompts(task_or_prompts, n), variants, max_new_tokens, reps)
+    return _speedups(fam, calibration_prompts(task_or_prompts, n), variants, max_new_tokens, reps)
 
 
 def sd_sweep(fam, task_or_prompts, ks=(3, 5, 8, 12, 16), max_new_tokens: int = 96, n: int = 6,
@@ -274,7 +280,7 @@ def sd_sweep(fam, task_or_prompts, ks=(3, 5, 8, 12, 16), max_new_tokens: int = 9
     """Walltime speedup of plain SD for several draft lengths, interleaved with AR per prompt."""
     _check_args(max_new_tokens, n, reps=reps)
     variants = [{"method": "sd", "k": k} for k in ks]
-    return dict(zip(ks, _interleaved(fam, calibration_prompts(task_or_prompts, n), variants, max_new_tokens, reps)))
+    return dict(zip(ks, _speedups(fam, calibration_prompts(task_or_prompts, n), variants, max_new_tokens, reps)))
 
 
 def predict_sd(fam, task_or_prompts, ks=tuple(range(2, 25)), max_new_tokens: int = 96, n: int = 6,
