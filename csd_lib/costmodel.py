@@ -40,6 +40,21 @@ class CallFit:
         return cls([float(seconds), 0.0, 0.0, 0.0], 1.0, 0.0)
 
 
+def least_squares(X, y, nonneg: bool = False) -> tuple[np.ndarray, float, float]:
+    """``y ~ X @ coef`` by least squares (``coef`` clipped at 0 when ``nonneg``): coef, R² and the
+    largest relative error of the fit."""
+    X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+    if nonneg:
+        coef = np.clip(coef, 0.0, None)
+    pred = X @ coef
+    ss_res = float(((y - pred) ** 2).sum())
+    ss_tot = float(((y - y.mean()) ** 2).sum())
+    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
+    rel = float(np.max(np.abs(pred - y) / np.maximum(np.abs(y), 1e-12)))
+    return coef, r2, rel
+
+
 def fit_call(n, L, seconds) -> CallFit:
     """Least-squares fit of t(n, L) = a + b n + c L + d n L; R² and max relative error."""
     y = np.asarray(seconds, dtype=float).ravel()
@@ -47,12 +62,7 @@ def fit_call(n, L, seconds) -> CallFit:
     if len(y) != len(X) or len(y) < 4:
         raise ValueError(f"fit_call needs at least 4 timings with one (n, L) each; got {len(y)} timings "
                          f"for {len(X)} points")
-    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
-    pred = X @ coef
-    ss_res = float(((y - pred) ** 2).sum())
-    ss_tot = float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
-    rel = float(np.max(np.abs(pred - y) / np.maximum(np.abs(y), 1e-12)))
+    coef, r2, rel = least_squares(X, y)
     return CallFit([float(v) for v in coef], r2, rel)
 
 

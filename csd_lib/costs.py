@@ -33,7 +33,7 @@ import transformers
 
 from . import config
 from .cascade import METHODS, encode_prompt, generate
-from .costmodel import CallFit, CostModel, fit_call
+from .costmodel import CallFit, CostModel, fit_call, least_squares
 from .families import load_family
 from .fileio import write_atomic
 from .tasks import load_task
@@ -191,14 +191,7 @@ def engine_overhead(fam, prompt_ids: list[int], max_new_tokens: int = 48, rounds
             out = (st.wall_time - sum(st.forward_time.values())) * min(1.0, busy)
             if m not in best or out < best[m][0]:
                 best[m] = (out, [calls, reviewed, st.calls.get("mag", 0)])
-    X = np.asarray([v[1] for v in best.values()], dtype=float)
-    y = np.asarray([v[0] for v in best.values()])
-    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
-    coef = np.clip(coef, 0.0, None)
-    pred = X @ coef
-    ss_tot = float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 - float(((y - pred) ** 2).sum()) / ss_tot if ss_tot > 0 else float("nan")
-    rel = float(np.max(np.abs(pred - y) / np.maximum(y, 1e-12)))
+    coef, r2, rel = least_squares([v[1] for v in best.values()], [v[0] for v in best.values()], nonneg=True)
     return {"per_call": float(coef[0]), "per_row": float(coef[1]), "per_mag": float(coef[2]),
             "r2": r2, "max_rel_err": rel}
 

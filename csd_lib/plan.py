@@ -20,6 +20,8 @@ METHODS = ("ar", "sd", "mag", "staged", "csd")
 
 # Most tokens MaG proposes per call in the official code (docs/REFERENCE.md): MaG's default block.
 MAG_BLOCK = 10
+# MaG's block in every record written before plans existed (their ``config`` did not store it).
+_CONFIG_MAG_BLOCK = 10
 
 
 # -- validators ------------------------------------------------------------------------
@@ -220,7 +222,7 @@ class Plan:
         """A plan from :meth:`to_dict`, or from a generation's old ``config`` dict (records written
         before plans: ``k`` None for ar, no ``mag_block``; MaG's block was 10 in all of them)."""
         drafters = list(d.get("drafters") or [])
-        block = d.get("mag_block", MAG_BLOCK if "mag" in drafters else None)
+        block = d.get("mag_block", _CONFIG_MAG_BLOCK if "mag" in drafters else None)
         return cls(d["method"], tuple(drafters), d.get("k") or (), float(d.get("lenience", 1.0)), block,
                    float(d.get("temperature", 0.0)), int(d.get("max_new_tokens", 200)), d.get("seed"),
                    bool(d.get("naive", False)), d.get("family", ""))
