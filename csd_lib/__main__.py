@@ -15,13 +15,18 @@ from pathlib import Path
 import torch
 
 from . import config
-from .bench import ALL_METHODS as BENCH_METHODS, bench_costs, format_table, read_cost_file, read_records, \
-    resume_problem, run_bench, summarize, summary_json
-from .cascade import METHODS, check_lenience, check_max_new_tokens, check_method_lenience, check_seed, \
-    check_temperature, encode_prompt, generate
+from .bench import bench_costs, read_cost_file, read_records, resume_problem, run_bench
+from .cascade import encode_prompt, generate
+from .demo import run_demo
 from .families import FAMILIES, check_args_method, load_from_args
 from .fileio import write_atomic
+from .models import hide_weight_loading_bars
+from .plan import METHODS, check_lenience, check_max_new_tokens, check_method_args, check_seed, check_temperature
+from .records import ALL_METHODS as BENCH_METHODS
+from .shadow import DEFAULT_PRESETS, build_shadows, describe
+from .summary import format_table, summarize, summary_json
 from .tasks import SPLITS, TASKS, load_task
+from .viz import bench_figure, trace_text
 
 DTYPES = sorted(config.DTYPES_BY_NAME)
 EXIT_BAD_INPUT = 2
@@ -176,10 +181,7 @@ def _generate(args) -> None:
     if (args.prompt is None) == (args.prompts_file is None):
         raise ValueError("give exactly one of --prompt TEXT or --prompts-file F.jsonl")
     check_temperature(args.temperature)
-    check_method_lenience(args.method, args.lenience)
-    if args.k is not None and args.method == "ar":
-        raise ValueError("--k is for the drafting methods (sd, mag, staged, csd); method 'ar' drafts nothing: "
-                         "drop --k")
+    check_method_args(args.method, args.k, args.lenience)
     k = read_k(args.k)
     prompts = [args.prompt] if args.prompt is not None else read_prompts(args.prompts_file)
     check_args_method(args, [args.method])  # before anything loads: e.g. 'staged' needs two drafters
@@ -192,7 +194,6 @@ def _generate(args) -> None:
         if args.json:
             print(json.dumps(g.to_dict(events=args.events)), flush=True)
         else:
-            from .viz import trace_text
             print(trace_text(g, fam.tokenizer, color=sys.stdout.isatty()))  # no ANSI codes into a pipe
             s = g.stats
             print(f"[{g.method}] {s.n_tokens} tokens, {s.wall_time:.3f}s, "
@@ -200,7 +201,6 @@ def _generate(args) -> None:
 
 
 def _demo(args) -> None:
-    from .demo import run_demo
     run_demo(args.family or config.FAMILY, n_prompts=args.n, max_new_tokens=args.max_new_tokens)
 
 
@@ -254,13 +254,11 @@ def _bench(args) -> None:
     for r in errs[:5]:
         print(f"note: example {r['example']} method {r['method']} failed: {r['error']}", file=sys.stderr)
     if args.plot:
-        from .viz import bench_figure
         write_atomic(Path(args.plot), bench_figure(summary, title=f"{fam.name} on {args.task}")
                      .to_html(include_plotlyjs=True, full_html=True))
 
 
 def _shadow(args) -> None:
-    from .shadow import DEFAULT_PRESETS, build_shadows, describe
     names = [n.strip() for n in (args.ids or args.presets or "").split(",") if n.strip()]
     if args.ids is not None:
         records = build_shadows(args.out, max_layers=args.max_layers, ids=names, verbose=False)
@@ -389,7 +387,6 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     """Run the CLI; returns the exit status (0, or 2 for bad input)."""
     args = parser().parse_args(argv)
-    from .models import hide_weight_loading_bars
     hide_weight_loading_bars()  # weight-loading bars would bury the output; download bars stay
     try:
         args.func(args)

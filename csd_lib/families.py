@@ -16,10 +16,11 @@ import torch
 from huggingface_hub import constants as hub_constants
 
 from . import config
-from .cascade import METHODS, check_lenience, validate_k
+from .archs import published_config
 from .mag import MaG, build_bigram, load_bigram
 from .models import LM, check_vocab, checkpoint_config, count_params, load_lm, model_arch
-from .shadow import published_config
+from .plan import METHODS, check_lenience, validate_k
+from .presets import DEFAULT_K_RULE, DEFAULT_LENIENCE, REAL_PRESETS, STAGED_K, TINY_PRESETS
 from .tasks import bigram_corpus, format_prompt
 from .trace import CostTable, previous_work_costs
 
@@ -42,7 +43,7 @@ class Family:
     default_k: list[list[int]]
     default_lenience: float
     sd_k: int = 5
-    staged_k: list[list[int]] = field(default_factory=lambda: [[5, 0], [0, 3]])
+    staged_k: list[list[int]] = field(default_factory=lambda: [list(r) for r in STAGED_K])
     task: str = "gsm8k"
     prompt_style: str = "plain"
     policy: config.Policy | None = None
@@ -68,50 +69,25 @@ def roles(n_drafters: int) -> list[str]:
 def default_k(n_drafters: int) -> list[list[int]]:
     """The default K for ``n_drafters`` neural drafters plus MaG, shaped like the paper's settings.
 
-    Rule: MaG's column is 10 everywhere (the official code's MaG size); the largest drafter's
-    own budget K[0][0] is 8 and every further entry of the target's row is 13 (paper Table 5,
-    GSM8K: k11=8, k12=13); inside a drafter's own review every entry is 1 (Table 5: k22=1).
-    A single drafter takes the official LLaMA setting instead, K[0][0] = 13.
+    Rule (``presets.DEFAULT_K_RULE``): MaG's column is MaG's block everywhere (the official
+    code's size, 10); the largest drafter's own budget K[0][0] is 8 and every further entry of
+    the target's row is 13 (paper Table 5, GSM8K: k11=8, k12=13); inside a drafter's own review
+    every entry is 1 (Table 5: k22=1). A single drafter takes the official LLaMA setting
+    instead, K[0][0] = 13.
     Entries below the diagonal are unused and 0.
     """
     if isinstance(n_drafters, bool) or not isinstance(n_drafters, int) or n_drafters < 0:
         raise ValueError(f"the number of drafters must be an integer >= 0, got {n_drafters!r}")
     n = n_drafters + 1  # drafters and MaG
+    r = DEFAULT_K_RULE
     k = [[0] * n for _ in range(n)]
     for i in range(n):
         for j in range(i, n):
-            k[i][j] = 10 if j == n - 1 else (1 if i > 0 else (8 if j == 0 else 13))
+            k[i][j] = r["mag"] if j == n - 1 else (r["inner"] if i > 0 else (r["first"] if j == 0 else r["further"]))
     if n_drafters == 1:
-        k[0][0] = 13
+        k[0][0] = r["single"]
     return k
 
-
-# Lenience of draft-to-draft reviews when nothing else is known: 3, both the paper's Table 5
-# (FLAN-T5, GSM8K) and the official code's LLaMA setting.
-DEFAULT_LENIENCE = 3.0
-
-# Real checkpoints. K and lenience: paper Table 5 (GSM8K) for FLAN-T5; the official
-# code's shipped LLaMA setting for Vicuna (docs/REFERENCE.md). ``params``: published sizes, used
-# to say which preset fits a GPU.
-REAL_PRESETS = {
-    "flan-t5": dict(target="google/flan-t5-xxl", drafters=["google/flan-t5-base", "google/flan-t5-small"],
-                    k=[[8, 13, 10], [0, 1, 10], [0, 0, 10]], lenience=3.0, params=11.3e9),
-    "flan-t5-colab": dict(target="google/flan-t5-large", drafters=["google/flan-t5-base", "google/flan-t5-small"],
-                          k=[[8, 13, 10], [0, 1, 10], [0, 0, 10]], lenience=3.0, params=0.77e9),
-    "vicuna": dict(target="lmsys/vicuna-7b-v1.3", drafters=["double7/vicuna-68m"],
-                   k=[[13, 10], [0, 10]], lenience=3.0, params=7e9, prompt_style="vicuna-v1.1"),
-}
-
-# The embedded families, trained by this project (csd_lib.zoo). K is the tuner's best in
-# scripts/tune_tiny.py on the synth-gsm8k validation split (results/tune.json). Its lenience
-# pick changes from run to run within the noise of 4 prompts, so lenience stays where earlier
-# runs put it. SD's k: tiny-llama's is the validation sweep's best (16 beat 8 in two of its
-# three runs); tiny-t5's sweeps named a different best each run (5, 7, 8, 16), so it stays 16.
-# BENCHMARKS.md measures SD at both the preset's k and the sweep's best.
-TINY_PRESETS = {
-    "tiny-t5": dict(k=[[4, 5, 10], [0, 1, 10], [0, 0, 10]], lenience=5.0, sd_k=16, staged_k=[[5, 0], [0, 3]]),
-    "tiny-llama": dict(k=[[8, 0], [0, 10]], lenience=5.0, sd_k=16, staged_k=None),
-}
 
 FAMILIES = (*TINY_PRESETS, *REAL_PRESETS)
 
@@ -262,7 +238,7 @@ def _load_tiny(name: str, device, dtype) -> Family:
     drafters = [load_lm(r, path(m), policy=pol) for r, m in zip(roles(len(spec["drafters"])), spec["drafters"])]
     mag = MaG(load_bigram(config.MODELS_DIR / f"{name}-bigram.npy"))
     return Family(name, tok, target, drafters, mag, preset["k"], preset["lenience"], preset["sd_k"],
-                  preset["staged_k"] or [[5, 0], [0, 3]], task="synth-gsm8k", policy=pol)
+                  preset["staged_k"] or STAGED_K, task="synth-gsm8k", policy=pol)
 
 
 def _missing_ids(ids: list[str]) -> list[str]:

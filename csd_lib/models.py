@@ -21,7 +21,7 @@ from huggingface_hub import try_to_load_from_cache
 from transformers import DynamicCache, EncoderDecoderCache, PretrainedConfig
 
 from . import config
-from .shadow import build_on_meta, published_config, stored_ids
+from .archs import build_on_meta, published_config, stored_ids
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,10 @@ class Meter:
     calls: int = 0
     time: float = 0.0
     tokens_fed: int = 0
+
+    def reset(self) -> None:
+        """Zero the counts: a new generation starts."""
+        self.calls, self.time, self.tokens_fed = 0, 0.0, 0
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:

@@ -32,10 +32,11 @@ from pathlib import Path
 import torch
 
 from . import config, tasks
+from .archs import CONFIGS_DIR, build as _build, build_on_meta, published_config, read_stored, stored_ids
+from .presets import REAL_PRESETS
 
 log = logging.getLogger(__name__)
 
-CONFIGS_DIR = config.DATA_ROOT / "hf_configs"
 WORDS_FILE = config.DATA_ROOT / "shadow_words.txt"
 SHARD_BYTES = 4 * 2**30          # safetensors shard size for full-depth checkpoints
 STORE_DTYPE = torch.float16      # see the module docstring
@@ -46,7 +47,6 @@ FORMAT = 2                       # bump when the files written change: old snaps
 
 def preset_ids(presets) -> list[str]:
     """The repo ids of the given real presets, target first, each once."""
-    from .families import REAL_PRESETS
     ids = []
     for name in presets:
         if name not in REAL_PRESETS:
@@ -57,31 +57,13 @@ def preset_ids(presets) -> list[str]:
     return ids
 
 
-def stored_ids() -> list[str]:
-    """Every repo id with a stored published config (``data/hf_configs/ORG/NAME``)."""
-    return sorted(f"{p.parent.parent.name}/{p.parent.name}" for p in CONFIGS_DIR.glob("*/*/config.json"))
-
-
-def _read(repo_id: str, name: str) -> dict:
-    path = CONFIGS_DIR / repo_id / name
-    if not path.exists():
-        raise ValueError(f"no stored published {name} for {repo_id!r} ({path} not found); "
-                         f"stored ids: {', '.join(stored_ids())}")
-    return json.loads(path.read_text())
-
-
-def published_config(repo_id: str) -> dict:
-    """The published ``config.json`` of ``repo_id`` as stored in ``data/hf_configs``."""
-    return _read(repo_id, "config.json")
-
-
 def published_generation_config(repo_id: str) -> dict:
-    return _read(repo_id, "generation_config.json")
+    return read_stored(repo_id, "generation_config.json")
 
 
 def tokenizer_facts(repo_id: str) -> dict:
     """Vocabulary size, special tokens and published parameter count of ``repo_id``."""
-    return _read(repo_id, "tokenizer_facts.json")
+    return read_stored(repo_id, "tokenizer_facts.json")
 
 
 def shadow_config(repo_id: str, max_layers: int | None = None) -> dict:
@@ -94,44 +76,6 @@ def shadow_config(repo_id: str, max_layers: int | None = None) -> dict:
             if key in cfg:
                 cfg[key] = min(cfg[key], max_layers)
     return cfg
-
-
-def config_object(cfg: dict):
-    """A transformers config from a published dict, with the published tying kept.
-
-    transformers 5.24's T5Config reports ``tie_word_embeddings=True`` whatever the dict
-    says; the published FLAN-T5 checkpoints are untied (their own ``lm_head``), so the
-    flag is set back here before a model is built from it.
-    """
-    from transformers import CONFIG_MAPPING
-    obj = CONFIG_MAPPING[cfg["model_type"]].from_dict(dict(cfg))
-    obj.tie_word_embeddings = bool(cfg.get("tie_word_embeddings", True))
-    return obj
-
-
-def _model_class(cfg: dict):
-    import transformers
-    if cfg.get("architectures"):
-        return getattr(transformers, cfg["architectures"][0])
-    seq2seq = cfg.get("is_encoder_decoder", False)
-    return transformers.AutoModelForSeq2SeqLM if seq2seq else transformers.AutoModelForCausalLM
-
-
-def _build(cfg: dict, dtype: torch.dtype):
-    obj = config_object(cfg)
-    cls = _model_class(cfg)
-    model = cls.from_config(obj, dtype=dtype) if cls.__name__.startswith("Auto") else cls._from_config(obj, dtype=dtype)
-    if cfg.get("is_encoder_decoder"):
-        # Untied T5 in transformers 5.24 also unties the encoder's and decoder's input
-        # embeddings from ``shared``; the published checkpoints share one input embedding.
-        model.set_input_embeddings(model.get_input_embeddings())
-    return model
-
-
-def build_on_meta(cfg: dict):
-    """The model a config dict describes, on the meta device (nothing allocated), with its published tying."""
-    with torch.device("meta"):
-        return _build(cfg, torch.float32)
 
 
 def count_params(cfg: dict) -> int:

@@ -94,6 +94,13 @@ CASES = [
     # -- API: lenience given to a method without draft-to-draft reviews
     *[Case(f"api-lenience-{m}", f"method '{m}' reviews without lenience", api=gen(method=m, lenience=2.0))
       for m in ("ar", "sd", "mag", "staged")],
+    # -- API: settings the method does not use, and an SD that drafts nothing
+    Case("api-ar-k", "method 'ar' drafts nothing, so it takes no k", api=gen(method="ar", k=3)),
+    Case("api-ar-k-not-json", "method 'ar' drafts nothing, so it takes no k", api=gen(method="ar", k="[[1,")),
+    Case("api-sd-k-zero", "SD needs a draft length k >= 1", api=gen(method="sd", k=0)),
+    Case("api-sd-k-zero-matrix", "SD needs a draft length k >= 1", api=gen(method="sd", k=[[0]])),
+    *[Case(f"api-drafter-{m}", f"method '{m}' takes no drafter", api=gen(method=m, drafter="small"))
+      for m in ("ar", "mag", "staged", "csd")],
     # -- API: tuner and bench entries
     Case("api-tune-max-new-tokens-inf", "max_new_tokens must be an integer",
          api=lambda d: tune(fam(), ["w3 w4"], max_new_tokens=INF)),
@@ -151,8 +158,10 @@ CASES = [
          argv=("generate", "--dtype", "fp8", "--prompt", "x"), code=2),
     Case("cli-lenience-sd", "method 'sd' reviews without lenience",
          argv=("generate", "--method", "sd", "--lenience", "2", "--prompt", "x"), code=2),
+    Case("cli-ar-k-not-json", "method 'ar' drafts nothing, so it takes no k",
+         argv=("generate", "--method", "ar", "--k", "[[1,", "--prompt", "x"), code=2),
     Case("cli-no-prompt", "give exactly one of --prompt TEXT or --prompts-file", argv=("generate",), code=2),
-    Case("cli-k-for-ar", "--k is for the drafting methods (sd, mag, staged, csd); method 'ar' drafts nothing",
+    Case("cli-k-for-ar", "method 'ar' drafts nothing, so it takes no k (got k='[[3]]')",
          argv=("generate", "--method", "ar", "--k", "[[3]]", "--prompt", "x"), code=2),
     Case("cli-device-bogus", "argument --device: 'bogus' is not a torch device; use cpu, cuda, cuda:N or mps",
          argv=("generate", "--device", "bogus", "--prompt", "x"), code=2),

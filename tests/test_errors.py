@@ -10,7 +10,7 @@ import pytest
 
 from csd_lib import generate, load_family, random_family
 from csd_lib.__main__ import main
-from csd_lib.cascade import validate_k
+from csd_lib.plan import validate_k
 
 
 @functools.lru_cache(maxsize=None)
@@ -83,26 +83,20 @@ def test_cli_errors_after_loading_are_one_line(args, msg, capsys):
     assert len(err.strip().splitlines()) == 1, err
 
 
-# -- settings a method would silently ignore (refused by make_plan: task R) -------------------------
+# -- settings a method would silently ignore (refused by make_plan) ---------------------------------
 
-NEEDS_PLAN = pytest.mark.xfail(strict=True, reason="needs make_plan (task R)")
-
-
-@NEEDS_PLAN
 @pytest.mark.parametrize("k", [[[3]], 3, "[[1,"])
 def test_k_for_ar_is_refused(k):
     with pytest.raises(ValueError, match="'ar'"):
         generate(fam(), [3, 4, 5], "ar", k=k, max_new_tokens=4)
 
 
-@NEEDS_PLAN
 @pytest.mark.parametrize("k", [0, [[0]]])
 def test_k_zero_for_sd_is_refused(k):
-    with pytest.raises(ValueError, match="sd"):
+    with pytest.raises(ValueError, match="SD needs a draft length k >= 1"):
         generate(fam(), [3, 4, 5], "sd", k=k, max_new_tokens=4)
 
 
-@NEEDS_PLAN
 def test_cli_k_zero_for_sd_is_refused(capsys):
     assert main(["generate", "--family", "tiny-t5", "--method", "sd", "--k", "0", "--max-new-tokens", "4",
                  "--prompt", "x"]) == 2
