@@ -209,7 +209,8 @@ def test_rewrite_refuses_what_it_cannot_do():
     with pytest.raises(ValueError, match="indent 1"):
         colab.rewrite_notebook(json.dumps(json.loads(text), indent=2), A)
     nb = json.loads(colab.rewrite_notebook(text, A))
-    nb["cells"].insert(5, nb["cells"][1])
+    setup = next(c for c in nb["cells"] if c["cell_type"] == "code")  # the first code cell is the setup cell
+    nb["cells"].insert(5, setup)
     with pytest.raises(ValueError, match="2 setup cells"):
         colab.rewrite_notebook(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", A)
 
