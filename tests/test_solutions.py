@@ -1,4 +1,7 @@
 """Every exercise solution in solutions/ runs to the end (its own asserts included), per family."""
+import ast
+import importlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -20,6 +23,19 @@ def test_every_notebook_has_solutions():
     assert notebooks == {p.stem for p in SOLUTIONS}, "each notebook needs solutions/<same name>.py"
 
 
+@pytest.mark.parametrize("script", SOLUTIONS, ids=[p.stem for p in SOLUTIONS])
+def test_solution_compiles_and_imports_what_exists(script):
+    """The fast twin of the runs below: the script compiles and every ``from csd_lib... import`` names something."""
+    tree = ast.parse(script.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("csd_lib"):
+            mod = importlib.import_module(node.module)
+            missing = [a.name for a in node.names if not hasattr(mod, a.name)
+                       and importlib.util.find_spec(f"{node.module}.{a.name}") is None]
+            assert not missing, f"{script.name}: {node.module} has no {missing}"
+
+
+@pytest.mark.slow  # about 4 minutes: the full tier (bash scripts/test.sh --full)
 @pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("script", SOLUTIONS, ids=[p.stem for p in SOLUTIONS])
 def test_solution_runs(script, family):
