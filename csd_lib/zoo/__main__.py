@@ -75,6 +75,9 @@ def main(argv=None):
         from csd_lib.zoo.card import snapshot_curves
         from csd_lib.zoo.train import RUNS_DIR
         rows = snapshot_curves(args.family, args.only, n_prompts=args.n_accept)
+        for r in rows:
+            print(f"{args.only} step {r['step']}: pos1 {r['pos1']:.3f} pos30 {r['pos30']:.3f} "
+                  f"alpha {r['alpha']:.3f}")
         (RUNS_DIR / args.only / "snapshots.json").write_text(json.dumps(rows, indent=1) + "\n")
     elif args.cmd == "bench-speed":
         T.bench_speed(args.names)

@@ -224,8 +224,6 @@ def snapshot_curves(family: str, name: str, task: str = "synth-gsm8k", split: st
         rows.append({"step": int(path.stem.split("-")[1]), "unconditional": c["unconditional"],
                      "pos1": c["unconditional"][0], f"pos{max_pos}": c["unconditional"][-1],
                      "alpha": c["alpha"], "n_prompts": c["n_prompts"], "n_tokens": c["n_tokens"]})
-        print(f"{name} step {rows[-1]['step']}: pos1 {c['unconditional'][0]:.3f} pos{max_pos} "
-              f"{c['unconditional'][-1]:.3f} alpha {c['alpha']:.3f}", flush=True)
     return rows
 
 
