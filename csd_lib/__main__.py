@@ -12,12 +12,21 @@ import os
 import sys
 from pathlib import Path
 
+import torch
+
 from . import config
-from .bench import ALL_METHODS as BENCH_METHODS
-from .cascade import METHODS, check_lenience, check_max_new_tokens, check_method_lenience, check_seed, \
-    check_temperature
-from .families import FAMILIES
-from .tasks import SPLITS, TASKS
+from .bench import bench_costs, read_cost_file, read_records, resume_problem, run_bench
+from .cascade import encode_prompt, generate
+from .demo import run_demo
+from .families import FAMILIES, check_args_method, load_from_args
+from .fileio import write_atomic
+from .models import hide_weight_loading_bars
+from .plan import METHODS, check_lenience, check_max_new_tokens, check_method_args, check_seed, check_temperature
+from .records import ALL_METHODS as BENCH_METHODS
+from .shadow import DEFAULT_PRESETS, build_shadows, describe
+from .summary import format_table, summarize, summary_json
+from .tasks import SPLITS, TASKS, load_task
+from .viz import bench_figure, trace_text
 
 DTYPES = sorted(config.DTYPES_BY_NAME)
 EXIT_BAD_INPUT = 2
@@ -56,6 +65,8 @@ def read_prompts(path: str) -> list[str]:
             raise ValueError(f"{path}:{i} is not JSON ({e.msg}); {fix}") from None
         if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
             raise ValueError(f"{path}:{i} has no string 'prompt'; {fix}")
+        if not row["prompt"].strip():
+            raise ValueError(f"{path}:{i} has an empty prompt; give it some text or delete the line")
         out.append(row["prompt"])
     if not out:
         raise ValueError(f"{path} holds no prompts; {fix}")
@@ -83,7 +94,7 @@ def read_k(value: str | None):
 
 
 def check_out_path(path: str | None, flag: str) -> None:
-    """An output path must not be a directory and its parent must not be a file."""
+    """An output path must not be a directory, its parent must not be a file, and it must be writable."""
     if path is None:
         return
     p = Path(path)
@@ -92,6 +103,20 @@ def check_out_path(path: str | None, flag: str) -> None:
     parent = next((a for a in p.absolute().parents if a.exists()), None)
     if parent is not None and not parent.is_dir():
         raise ValueError(f"{flag} {path}: {parent} is a file, not a folder; give a path in a folder")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise ValueError(f"{flag} {path} is not writable (permission denied); fix its permissions or give "
+                         f"another path")
+    if parent is not None and not p.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag} {path}: the folder {parent} is not writable (permission denied); give a path "
+                         f"in a folder you can write")
+
+
+def free_path(path: Path) -> Path:
+    """``path``, or the first of ``stem-2.ext``, ``stem-3.ext``, ... that does not exist."""
+    j = 2
+    while path.exists():
+        path, j = path.with_name(f"{path.stem.removesuffix(f'-{j - 1}')}-{j}{path.suffix}"), j + 1
+    return path
 
 
 # -- argument types: one line per mistake ---------------------------------------------
@@ -123,6 +148,23 @@ def seed_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer in [0, 2**64)") from None
 
 
+def device_arg(text: str) -> str:
+    """``--device``: a torch device this machine has (cpu, cuda, cuda:N, mps)."""
+    try:
+        dev = torch.device(text)
+    except (RuntimeError, ValueError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a torch device; use cpu, cuda, cuda:N or mps") from None
+    n_cuda = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if dev.type == "cuda" and (dev.index or 0) >= n_cuda:
+        raise argparse.ArgumentTypeError(f"{text!r}: this machine has {n_cuda} CUDA device(s); use "
+                                         f"{'cpu' if not n_cuda else f'cuda:0 to cuda:{n_cuda - 1}, or cpu'}")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise argparse.ArgumentTypeError(f"{text!r}: MPS is not available on this machine; use cpu")
+    if dev.type not in ("cpu", "cuda", "mps"):
+        raise argparse.ArgumentTypeError(f"{text!r}: device type {dev.type!r} is not supported; use cpu, cuda or mps")
+    return text
+
+
 def method_list(text: str) -> str:
     """``bench --methods``: a comma-separated list of known methods (checked before any model loads)."""
     methods = [m.strip() for m in text.split(",") if m.strip()]
@@ -139,46 +181,92 @@ def _generate(args) -> None:
     if (args.prompt is None) == (args.prompts_file is None):
         raise ValueError("give exactly one of --prompt TEXT or --prompts-file F.jsonl")
     check_temperature(args.temperature)
-    check_method_lenience(args.method, args.lenience)
+    check_method_args(args.method, args.k, args.lenience)
     k = read_k(args.k)
     prompts = [args.prompt] if args.prompt is not None else read_prompts(args.prompts_file)
-    from .cascade import generate
-    from .families import load_from_args
+    check_args_method(args, [args.method])  # before anything loads: e.g. 'staged' needs two drafters
     fam = load_from_args(args)
+    for p in prompts:  # every prompt is checked before the first generation writes anything
+        encode_prompt(fam, p)
     for p in prompts:
         g = generate(fam, p, args.method, k=k, lenience=args.lenience, temperature=args.temperature,
                      seed=args.seed, max_new_tokens=args.max_new_tokens)
         if args.json:
             print(json.dumps(g.to_dict(events=args.events)), flush=True)
         else:
-            from .viz import trace_text
-            print(trace_text(g, fam.tokenizer))
+            print(trace_text(g, fam.tokenizer, color=sys.stdout.isatty()))  # no ANSI codes into a pipe
             s = g.stats
             print(f"[{g.method}] {s.n_tokens} tokens, {s.wall_time:.3f}s, "
                   f"{s.tokens_per_target_call:.2f} tokens/target call, calls {s.calls}")
 
 
 def _demo(args) -> None:
-    from .demo import run_demo
     run_demo(args.family or config.FAMILY, n_prompts=args.n, max_new_tokens=args.max_new_tokens)
 
 
 def _bench(args) -> None:
-    from .bench import main as bench_main, read_records
+    """Benchmark: every check first (arguments, files, the task's size), then the family, the run, the summary."""
+    methods = args.methods.split(",")
     if args.lenience is not None:
         check_lenience(args.lenience)
+    for flag, value, needs in (("--k", args.k, "csd"), ("--lenience", args.lenience, "csd"),
+                               ("--sd-k", args.sd_k, "sd")):
+        if value is not None and needs not in methods:
+            raise ValueError(f"{flag} is for {needs}, which --methods {args.methods} does not run; add {needs} to "
+                             f"--methods or drop {flag}")
     check_max_new_tokens(args.max_new_tokens)
     args.k = read_k(args.k)
     for path, flag in ((args.out, "--out"), (args.summary_json, "--summary-json"), (args.plot, "--plot")):
         check_out_path(path, flag)
-    read_records(Path(args.out))  # a results file to resume must be readable before any model loads
-    bench_main(args)
+    cost_model = read_cost_file(args.costs) if args.costs not in (None, "none") else None
+    out = Path(args.out)
+    records = read_records(out)  # a results file to resume must be readable before any model loads
+    examples = load_task(args.task, args.split, args.n)
+    # before anything loads; bench itself skips 'staged' for a family with one drafter
+    check_args_method(args, [m for m in methods if m in METHODS and m != "staged"])
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    fam = load_from_args(args)
+    if cost_model is not None and cost_model.family != fam.name:
+        print(f"note: --costs {args.costs} was measured on {cost_model.family}, not {fam.name}; its predictions "
+              f"price {fam.name}'s calls at {cost_model.family}'s costs", file=sys.stderr)
+    if "staged" in methods and len(fam.drafters) < 2:
+        print(f"note: family '{fam.name}' has one drafter; skipping 'staged'", file=sys.stderr)
+        methods.remove("staged")
+    settings = dict(max_new_tokens=args.max_new_tokens, k=args.k, lenience=args.lenience, sd_k=args.sd_k,
+                    split=args.split)
+    problem = resume_problem(records, fam, examples, ["ar", *methods], **settings)
+    if problem and not args.new_out:
+        raise ValueError(f"{out} holds another run's results ({problem}); run with its settings to resume it, "
+                         f"or pass --new-out (or another --out) to start a new file")
+    if problem:
+        out = free_path(out)
+        print(f"note: {args.out} holds another run's results ({problem}); writing {out}", file=sys.stderr)
+    records = run_bench(fam, examples, methods, out, repeats=args.repeats, **settings)
+    if args.costs is None:
+        cost_model = bench_costs(fam)
+    summary = summarize([r for r in records if r["example"] < args.n and r["method"] in ("ar", *methods)],
+                        cost_model)
+    print(format_table(summary))
+    if args.summary_json:
+        write_atomic(Path(args.summary_json), json.dumps(summary_json(summary), indent=2) + "\n")
+    errs = [r for r in records if "error" in r]
+    for r in errs[:5]:
+        print(f"note: example {r['example']} method {r['method']} failed: {r['error']}", file=sys.stderr)
+    if args.plot:
+        write_atomic(Path(args.plot), bench_figure(summary, title=f"{fam.name} on {args.task}")
+                     .to_html(include_plotlyjs=True, full_html=True))
 
 
 def _shadow(args) -> None:
-    from .shadow import build_shadows
-    presets = [p.strip() for p in args.presets.split(",") if p.strip()]
-    build_shadows(args.out, presets, max_layers=args.max_layers)
+    names = [n.strip() for n in (args.ids or args.presets or "").split(",") if n.strip()]
+    if args.ids is not None:
+        records = build_shadows(args.out, max_layers=args.max_layers, ids=names, verbose=False)
+    else:
+        presets = DEFAULT_PRESETS if args.presets is None else names
+        records = build_shadows(args.out, presets, max_layers=args.max_layers, verbose=False)
+    for rec in records:
+        print(describe(rec), flush=True)
     print(f"use them with: HF_HUB_CACHE={args.out} HF_HUB_OFFLINE=1 (random weights: a test bed, not a model)")
 
 
@@ -214,7 +302,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                    help="your own target instead of --family: a hub id or local folder (seq2seq or causal)")
     p.add_argument("--drafters", default=None, metavar="ID,ID",
                    help="with --target: drafters, largest first, sharing the target's tokenizer; MaG is added")
-    p.add_argument("--device", default=None,
+    p.add_argument("--device", type=device_arg, default=None,
                    help="torch device, e.g. cpu, cuda, cuda:1 (default: the policy's; tiny families stay on the CPU)")
     p.add_argument("--dtype", choices=DTYPES, default=None,
                    help="compute dtype (default: the policy's: bf16 on GPUs with compute capability >= 8.0, "
@@ -267,19 +355,29 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     b.add_argument("--lenience", type=finite_float, default=None, help="lenience for csd (default: the family's)")
     b.add_argument("--sd-k", type=positive_int, default=None, help="draft length of sd (default: the family's)")
     b.add_argument("--max-new-tokens", type=positive_int, default=128, help="tokens to generate per example")
-    b.add_argument("--out", required=True, help="results JSONL (resumed if it exists)")
+    b.add_argument("--out", required=True,
+                   help="results JSONL; resumed if it exists and holds the same run (family, task, split, "
+                        "--max-new-tokens, each method's settings), refused if not")
+    b.add_argument("--new-out", action="store_true",
+                   help="when --out holds another run, write OUT-2.jsonl (the first free name) instead")
     b.add_argument("--summary-json", default=None, help="write the summary as JSON")
     b.add_argument("--plot", default=None, help="write a bar chart as standalone HTML")
     b.add_argument("--threads", type=positive_int, default=None, help="torch threads (default: torch's choice)")
     b.add_argument("--repeats", type=positive_int, default=1,
                    help="rounds per example; the summary keeps each method's fastest time")
-    b.add_argument("--costs", default=None, help="cost model JSON for the walltime prediction, or 'none' "
-                   "(default: results/costs-<family>-<device>.json, measured when missing)")
+    b.add_argument("--costs", default=None, metavar="FILE|none",
+                   help="cost model JSON for the predicted walltime speedup; 'none' skips the prediction and "
+                        "its measurement (default: results/costs-<family>-<device>.json, measured when missing: "
+                        "about 10 s, a few points on a real family)")
     b.set_defaults(func=_bench)
 
     sh = command("shadow", "write random-weight copies of the real checkpoints into a hub cache (test bed)")
     sh.add_argument("--out", required=True, help="hub cache folder to write; then set HF_HUB_CACHE to it")
-    sh.add_argument("--presets", default="flan-t5-colab,flan-t5,vicuna", help="comma-separated real presets")
+    which = sh.add_mutually_exclusive_group()
+    which.add_argument("--presets", default=None,
+                       help="comma-separated real presets (default: flan-t5-colab,flan-t5,vicuna)")
+    which.add_argument("--ids", default=None, help="comma-separated repo ids with a stored config "
+                       "(data/hf_configs), e.g. google/flan-t5-xl, instead of presets")
     sh.add_argument("--max-layers", type=positive_int, default=None,
                     help="cut every layer count to at most N (width and vocabulary stay real; default: full depth)")
     sh.set_defaults(func=_shadow)
@@ -289,7 +387,6 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     """Run the CLI; returns the exit status (0, or 2 for bad input)."""
     args = parser().parse_args(argv)
-    from .models import hide_weight_loading_bars
     hide_weight_loading_bars()  # weight-loading bars would bury the output; download bars stay
     try:
         args.func(args)

@@ -16,17 +16,21 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import torch
 
+from .inputs import check_family, check_prompt
 from .mag import MaG
-from .models import LM, check_vocab
+from .models import LM
+from .plan import METHODS, Plan, make_plan, validate_k
 from .review import effective_q, probs, review
 from .tasks import prompt_ids
 from .trace import TARGET_BONUS, TARGET_CORRECTION, Event, Generation, PairStats, Stats
 
-METHODS = ("ar", "sd", "mag", "staged", "csd")
+__all__ = ["METHODS", "Ctx", "Block", "Drafter", "MaGLevel", "Level", "build_cascade", "encode_prompt", "generate",
+           "run_plan"]
 
 
 @dataclass
@@ -50,6 +54,13 @@ class Block:
     q: torch.Tensor        # (m, V) proposal distribution per token (one-hot for MaG)
     provenance: list[str]
     eos: bool = False      # the block ends with EOS: nothing may be drafted after it
+
+
+class Drafter(Protocol):
+    """Anything that drafts for the level above: MaG or a model level."""
+    name: str
+
+    def propose(self, ctx: Ctx, prefix: list[int], cap: int, depth: int) -> Block: ...
 
 
 class MaGLevel:
@@ -76,12 +87,17 @@ class MaGLevel:
 class Level:
     """A model that reviews its sub-drafters' proposals (Algorithm 1, one level)."""
 
-    def __init__(self, lm: LM, subs: list, budgets: list[int], lenience: float = 1.0, top: bool = False):
+    def __init__(self, lm: LM, subs: list[Drafter], budgets: list[int], lenience: float = 1.0, top: bool = False):
         self.lm, self.subs, self.budgets = lm, subs, list(budgets)
         self.lenience = 1.0 if top else float(lenience)  # the target's review is always strict
         self.top, self.name = top, lm.name
         self.thresholds = np.cumsum(self.budgets).tolist() if self.budgets else []
-        self.base: list[int] = []  # decoder sequence before any output token, set per prompt
+        self.base: list[int] = []  # decoder sequence before any output token, set per prompt by start()
+
+    def start(self, prompt: list[int]) -> None:
+        """Begin a generation: a fresh meter, and the model's sequence before any output token."""
+        self.lm.meter.reset()
+        self.base = self.lm.start(prompt)
 
     def _draft(self, ctx: Ctx, prefix: list[int], limit: int, depth: int):
         tokens: list[int] = []
@@ -146,37 +162,7 @@ class Level:
                                 r.accept_prob.tolist(), a, r.next_token, r.bonus, self.lenience))
 
 
-# -- building a cascade from K ---------------------------------------------------------
-
-def validate_k(k, n: int, what: str = "K") -> list[list[int]]:
-    """Check that K is an n x n matrix of non-negative integers; return it as lists."""
-    hint = (f"{what} must be a {n}x{n} matrix of non-negative integers, one row and column per "
-            f"drafter (largest first, MaG last), e.g. {_example_k(n)}")
-    if isinstance(k, str):
-        import json
-        try:
-            k = json.loads(k)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{what} is not valid JSON ({e}); {hint}") from None
-    if isinstance(k, np.ndarray):
-        k = k.tolist()
-    if not isinstance(k, (list, tuple)) or len(k) != n or any(
-            not isinstance(row, (list, tuple)) or len(row) != n for row in k):
-        raise ValueError(f"bad {what} {k!r}: {hint}")
-    out = []
-    for row in k:
-        for v in row:
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-                raise ValueError(f"bad {what} entry {v!r} (not an integer): {hint}")
-            if v < 0:
-                raise ValueError(f"bad {what} entry {v} (negative): {hint}")
-        out.append([int(v) for v in row])
-    return out
-
-
-def _example_k(n: int) -> str:
-    return str([[5 if i == j == 0 else (10 if j == n - 1 else int(j >= i)) for j in range(n)] for i in range(n)])
-
+# -- building a cascade from a plan ---------------------------------------------------
 
 def build_cascade(target: LM, drafters: list, k, lenience: float = 1.0) -> Level:
     """Algorithm 1 as a tree of drafters. ``drafters`` are largest first; MaG may only be last."""
@@ -197,98 +183,10 @@ def build_cascade(target: LM, drafters: list, k, lenience: float = 1.0) -> Level
     return Level(target, levels, k[0], top=True)
 
 
-def _is_number(x) -> bool:
-    return not isinstance(x, (bool, np.bool_)) and isinstance(x, (int, float, np.integer, np.floating))
-
-
-def check_lenience(lenience) -> float:
-    """A finite number >= 1, as a float."""
-    if not _is_number(lenience) or not np.isfinite(lenience) or lenience < 1:
-        raise ValueError(f"lenience must be a finite number >= 1 (1 = strict review), got {lenience!r}")
-    return float(lenience)
-
-
-def check_temperature(temperature) -> float:
-    """A finite number >= 0 (0 = greedy), as a float."""
-    if not _is_number(temperature) or not np.isfinite(temperature) or temperature < 0:
-        raise ValueError(f"temperature must be a finite number >= 0 (0 = greedy), got {temperature!r}")
-    return float(temperature)
-
-
-def check_seed(seed) -> int | None:
-    """None (a fresh random seed) or an integer in [0, 2**64)."""
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 64:
-        raise ValueError(f"seed must be an integer in [0, 2**64) or None (a fresh random seed), got {seed!r}")
-    return int(seed)
-
-
-def check_max_new_tokens(max_new_tokens) -> int:
-    """An integer >= 1."""
-    if isinstance(max_new_tokens, (bool, np.bool_)) or not isinstance(max_new_tokens, (int, np.integer)) \
-            or max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be an integer >= 1, got {max_new_tokens!r}")
-    return int(max_new_tokens)
-
-
-def check_method_lenience(method: str, lenience) -> float | None:
-    """Validate a lenience for ``method``: only ``csd`` has lenient draft-to-draft reviews."""
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
-    if lenience is None:
-        return None
-    lam = check_lenience(lenience)
-    if method != "csd" and lam != 1:
-        raise ValueError(f"method {method!r} reviews without lenience (it has no draft-to-draft review), "
-                         f"got lenience={lenience!r}; leave lenience unset, or use method='csd' for lenient "
-                         f"draft-to-draft reviews")
-    return lam
-
-
-def method_plan(family, method: str, k=None, lenience=None, drafter: str | None = None):
-    """Resolve a method name into (drafters, K, lenience) for :func:`build_cascade`."""
-    check_method_lenience(method, lenience)
-    neural = list(family.drafters)
-    by_name = {d.name: d for d in neural}
-    if method == "ar":
-        return [], None, 1.0
-    if method == "mag":
-        return [family.mag], _as_k(k, family.mag.n, 1), 1.0
-    if method == "sd":
-        if not neural:
-            raise ValueError(f"family '{family.name}' has no neural drafter for method 'sd'")
-        if drafter is not None and drafter not in by_name:
-            raise ValueError(f"unknown drafter {drafter!r}; family '{family.name}' has {sorted(by_name)}")
-        d = by_name[drafter] if drafter else neural[0]
-        return [d], _as_k(k, family.sd_k, 1), 1.0
-    if method == "staged":
-        if len(neural) < 2:
-            raise ValueError(f"method 'staged' needs two neural drafters; family '{family.name}' has "
-                             f"{len(neural)}; use 'sd' or 'csd'")
-        return neural[:2], validate_k(k if k is not None else family.staged_k, 2), 1.0
-    drafters = neural + [family.mag]
-    kk = validate_k(k if k is not None else family.default_k, len(drafters))
-    return drafters, kk, check_lenience(family.default_lenience if lenience is None else lenience)
-
-
-def _as_k(k, default: int, n: int):
-    """A single budget may be given as an int or as [[k]]."""
-    if k is None:
-        k = default
-    if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
-        k = [[int(k)]]
-    return validate_k(k, n)
-
-
 def encode_prompt(family, prompt) -> list[int]:
     """Token ids of a prompt given as text (``tasks.prompt_ids``, the family's prompt style) or ids."""
-    if isinstance(prompt, str):
-        if not prompt.strip():
-            raise ValueError("the prompt is empty; pass some text to continue")
-        ids = prompt_ids(family.tokenizer, prompt, family.prompt_style)
-    else:
-        ids = [int(t) for t in prompt]
+    prompt = check_prompt(prompt, check_family(family).target.vocab_size)
+    ids = prompt_ids(family.tokenizer, prompt, family.prompt_style) if isinstance(prompt, str) else prompt
     if not ids:
         raise ValueError("the prompt is empty; pass at least one token")
     return ids
@@ -301,32 +199,37 @@ def generate(family, prompt, method: str = "csd", k=None, lenience=None, tempera
 
     Greedy when ``temperature == 0``. ``naive=True`` makes upper levels review against
     the drafters' raw distributions instead of the effective ones: a deliberately
-    biased variant, kept to show what exactness needs.
+    biased variant, kept to show what exactness needs. The settings become a
+    :class:`csd_lib.plan.Plan` (:func:`csd_lib.plan.make_plan`), kept in ``Generation.plan``.
     """
-    temperature = check_temperature(temperature)
-    seed = check_seed(seed)
-    max_new_tokens = check_max_new_tokens(max_new_tokens)
-    drafters, kk, lam = method_plan(family, method, k, lenience, drafter)
+    check_family(family)
+    plan = make_plan(family, method, k, lenience, drafter, temperature, max_new_tokens, seed, naive)
     ids = encode_prompt(family, prompt)
-    target = family.target
+    return run_plan(family, plan, ids)
+
+
+def run_plan(family, plan: Plan, ids: list[int]) -> Generation:
+    """Algorithm 1 on prompt token ids ``ids`` as ``plan`` says."""
+    target, max_new_tokens = family.target, plan.max_new_tokens
     if not target.is_encoder_decoder and target.max_length and len(ids) + max_new_tokens > target.max_length:
         raise ValueError(f"the prompt ({len(ids)} tokens) plus max_new_tokens ({max_new_tokens}) exceeds "
                          f"the model limit of {target.max_length} tokens; shorten the prompt or lower "
                          f"max_new_tokens")
-    top = build_cascade(target, drafters, kk, lam)
+    by_name = {d.name: d for d in family.drafters}
+    drafters = [family.mag if name == "mag" else by_name[name] for name in plan.drafters]
+    top = build_cascade(target, drafters, [list(r) for r in plan.k], plan.lenience)
     gen = None
-    if temperature > 0:
+    if plan.temperature > 0:
         gen = torch.Generator()
-        gen.manual_seed(seed) if seed is not None else gen.seed()
+        gen.manual_seed(plan.seed) if plan.seed is not None else gen.seed()
     eos = target.eos_token_id
     eos = eos[0] if isinstance(eos, (list, tuple)) else eos
-    ctx = Ctx(ids, temperature == 0, float(temperature), gen, eos, naive)
+    ctx = Ctx(ids, plan.temperature == 0, plan.temperature, gen, eos, plan.naive)
     levels = _levels(top)
     lms = [lv.lm for lv in levels]
     t0 = time.perf_counter()
     for lv in levels:
-        lv.lm.meter.__init__()
-        lv.base = lv.lm.start(ids)
+        lv.start(ids)
     out: list[int] = []
     prov: list[str] = []
     while len(out) < max_new_tokens:
@@ -342,14 +245,11 @@ def generate(family, prompt, method: str = "csd", k=None, lenience=None, tempera
     stats = Stats(len(out), wall, {lm.name: lm.meter.calls for lm in lms},
                   {lm.name: lm.meter.time for lm in lms}, {lm.name: lm.n_params for lm in lms},
                   ctx.acceptance, target=target.name, previous_work_costs=dict(family.previous_work.costs))
-    if any(isinstance(d, MaG) for d in drafters):
+    if "mag" in plan.drafters:
         stats.calls["mag"] = ctx.mag_calls
         stats.params["mag"] = 0
-    cfg = {"family": family.name, "method": method, "k": kk, "lenience": lam, "temperature": float(temperature),
-           "seed": seed, "max_new_tokens": int(max_new_tokens),
-           "drafters": [d.name for d in drafters], "naive": naive}
     text = family.tokenizer.decode(out, skip_special_tokens=True) if family.tokenizer is not None else ""
-    return Generation(text, out, prov, ctx.events, stats, method, cfg)
+    return Generation(text, out, prov, ctx.events, stats, plan.method, plan)
 
 
 def _levels(top: Level) -> list[Level]:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -53,10 +53,20 @@ def data_dir() -> Path | None:
     return None
 
 
+DEVICE_TYPES = ("cpu", "cuda", "mps")
+
+
 def pick_device(device: str | torch.device | None = None) -> torch.device:
-    """An explicit device, else cuda, else mps, else cpu."""
+    """An explicit device ('cpu', 'cuda', 'cuda:N', 'mps'), else cuda, else mps, else cpu."""
     if device is not None:
-        return torch.device(device)
+        try:
+            dev = torch.device(device)
+        except (RuntimeError, TypeError):
+            dev = None
+        if dev is None or dev.type not in DEVICE_TYPES:
+            raise ValueError(f"unknown device {str(device)!r}; use 'cpu', 'cuda', 'cuda:N' (N: a GPU index) "
+                             f"or 'mps', or leave it unset for the policy's choice")
+        return dev
     if torch.cuda.is_available():
         return torch.device("cuda")
     if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
@@ -91,6 +101,7 @@ class DeviceInfo:
     total_mem: int | None = None
     free_mem: int | None = None
     index: int | None = None
+    host_free: int | None = None               # available host RAM (where offloaded layers go)
 
 
 @dataclass(frozen=True)
@@ -102,18 +113,38 @@ class Policy:
     notes: tuple[str, ...] = ()
 
 
+def host_memory() -> tuple[int | None, int | None]:
+    """(total, available) host RAM in bytes: /proc/meminfo's MemTotal and MemAvailable, else sysconf; None = unknown."""
+    try:
+        fields = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines() if ":" in line)
+        kib = lambda key: int(fields[key].split()[0]) * 1024 if key in fields else None  # noqa: E731
+        if kib("MemTotal") is not None:
+            return kib("MemTotal"), kib("MemAvailable")
+    except (OSError, ValueError):
+        pass
+    size = lambda key: os.sysconf(key) * os.sysconf("SC_PAGE_SIZE") if key in os.sysconf_names else None  # noqa: E731
+    try:
+        return size("SC_PHYS_PAGES"), size("SC_AVPHYS_PAGES")
+    except (OSError, ValueError):
+        return None, None
+
+
 def describe_device(device: str | torch.device | None = None) -> DeviceInfo:
-    """Describe ``device``, or the best available one (cuda, mps, cpu) when None."""
+    """Describe ``device``, or the best available one (cuda, mps, cpu) when None.
+
+    Memory: a GPU's free memory; host RAM for the CPU and for MPS (unified memory).
+    """
     dev = pick_device(device)
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {str(device)!r} was asked for but torch sees no CUDA GPU; "
                          f"leave device unset (the policy picks one) or pass device='cpu'")
+    host_total, host_free = host_memory()
     if dev.type != "cuda":
-        return DeviceInfo(dev.type, dev.type)
+        return DeviceInfo(dev.type, dev.type, total_mem=host_total, free_mem=host_free, host_free=host_free)
     index = dev.index if dev.index is not None else torch.cuda.current_device()
     free, total = torch.cuda.mem_get_info(index)
     return DeviceInfo("cuda", torch.cuda.get_device_name(index), tuple(torch.cuda.get_device_capability(index)),
-                      total_mem=int(total), free_mem=int(free), index=index)
+                      total_mem=int(total), free_mem=int(free), index=index, host_free=host_free)
 
 
 BF16_CAPABILITY = (8, 0)   # Ampere and newer: native bf16
@@ -177,40 +208,73 @@ def param_bytes(n_params: int, n_fp32_params: int, dtype: torch.dtype) -> int:
 @dataclass(frozen=True)
 class MemoryPlan:
     """How a family's models are placed: all on the device, or the target split by accelerate."""
-    fits: bool                        # False: the target alone is larger than the whole GPU
+    fits: bool                        # False: it cannot run here (see ``message``)
     target_device_map: str | None     # "auto" when accelerate must spread the target
     max_memory: dict | None           # accelerate's budget for the target, bytes per device
-    need: int                         # bytes of all weights, with headroom
+    need: int                         # bytes of all weights, KV caches and headroom
     free: int | None                  # free bytes on the device (None: not measured)
     message: str = ""
 
 
-HEADROOM = 1.2  # weights x 1.2: activations, KV caches and the CUDA context
+HEADROOM = 2**29       # 0.5 GiB beyond weights and KV caches: activations, logits, allocator slack
+CACHE_TOKENS = 2048    # tokens (prompt + output) the KV cache estimate is sized for
 
 
-def plan_memory(sizes: list[int], info: DeviceInfo, headroom: float = HEADROOM) -> MemoryPlan:
+def kv_cache_bytes(cfg: dict, dtype: torch.dtype, tokens: int = CACHE_TOKENS) -> int:
+    """Bytes of one model's KV cache at ``tokens`` tokens: layers x 2 x heads x head_dim x tokens x dtype bytes.
+
+    ``cfg`` is a ``config.json`` dict. For T5, the decoder's self- and cross-attention caches
+    together hold one key and value per prompt or output token, so ``tokens`` counts both.
+    """
+    layers = cfg.get("num_decoder_layers") or cfg.get("num_layers") or cfg.get("num_hidden_layers") or 0
+    heads = cfg.get("num_key_value_heads") or cfg.get("num_heads") or cfg.get("num_attention_heads") or 0
+    head_dim = cfg.get("head_dim") or cfg.get("d_kv") or (cfg.get("hidden_size", 0) // max(1, cfg.get(
+        "num_attention_heads") or 1))
+    return layers * 2 * heads * head_dim * tokens * torch.tensor([], dtype=dtype).element_size()
+
+
+def _gib(b: int) -> str:
+    return f"{b / 2**30:.1f} GiB"
+
+
+def plan_memory(sizes: list[int], info: DeviceInfo, cache: int = 0, headroom: int = HEADROOM) -> MemoryPlan:
     """Place a family whose weights take ``sizes`` bytes (target first, then drafters).
 
-    Everything goes on the device when the total (times ``headroom``) fits its free memory.
-    Otherwise the drafters stay on the GPU and accelerate spreads the target over what is
-    left and the CPU (``device_map="auto"``). A target larger than the GPU's total memory
-    does not fit at all (``fits=False``): offloading it would make every call stream its
-    weights, which no speedup can pay back.
+    ``need`` = weights + ``cache`` (KV cache bytes, ``kv_cache_bytes``) + ``headroom``. Everything
+    goes on the device when ``need`` fits its free memory (a GPU's, or host RAM for the CPU and
+    MPS, read from this machine when ``info`` does not say), so a family that fits is never
+    offloaded. On a CPU or MPS that is too small, nothing fits (``fits=False``). On a GPU that
+    is too small the drafters stay on it and accelerate spreads the target over what is left
+    and host RAM (``device_map="auto"``), when host RAM holds the rest; a target larger than
+    the GPU's total memory does not fit at all: every call would stream its weights, which no
+    speedup can pay back.
     """
-    need = int(sum(sizes) * headroom)
-    if info.type != "cuda" or info.free_mem is None:
+    need = int(sum(sizes) + cache + headroom)
+    if info.type != "cuda" and info.free_mem is None:  # the CPU or MPS described by hand: this machine's RAM
+        total, free = host_memory()
+        info = replace(info, total_mem=total, free_mem=free, host_free=free)
+    where = {"cpu": "host RAM", "mps": "unified memory (MPS)"}.get(info.type, info.name or info.type)
+    if info.free_mem is None or need <= info.free_mem:
         return MemoryPlan(True, None, None, need, info.free_mem)
-    gb = lambda b: f"{b / 2**30:.1f} GiB"  # noqa: E731
-    if need <= info.free_mem:
-        return MemoryPlan(True, None, None, need, info.free_mem)
-    target, drafters = sizes[0], sum(sizes[1:])
-    gpu = int(info.free_mem - drafters * headroom - target * (headroom - 1))  # left for target weights
+    short = (f"the family needs {_gib(need)} (weights {_gib(sum(sizes))}, target {_gib(sizes[0])}, plus "
+             f"{_gib(cache)} of KV cache and {_gib(headroom)} headroom), more than the {_gib(info.free_mem)} "
+             f"free in {where}" if info.type != "cuda" else
+             f"its weights take {_gib(sum(sizes))} (the target {_gib(sizes[0])}), plus {_gib(cache)} of KV cache "
+             f"and {_gib(headroom)} headroom, more than {where} can hold ({_gib(info.free_mem)} free of "
+             f"{_gib(info.total_mem or info.free_mem)})")
+    if info.type != "cuda":
+        return MemoryPlan(False, None, None, need, info.free_mem, short)
+    target = sizes[0]
+    gpu = int(info.free_mem - (need - target))  # left on the GPU for the target's weights
+    offloaded = target - gpu
     if target > (info.total_mem or info.free_mem) or gpu <= 0:
+        return MemoryPlan(False, None, None, need, info.free_mem, short)
+    if info.host_free is not None and offloaded + headroom > info.host_free:
         return MemoryPlan(False, None, None, need, info.free_mem,
-                          f"its weights take {gb(sum(sizes))} (the target {gb(target)}), more than "
-                          f"{info.name or 'this GPU'} can hold ({gb(info.free_mem)} free of "
-                          f"{gb(info.total_mem or info.free_mem)})")
-    return MemoryPlan(True, "auto", {info.index or 0: gpu, "cpu": int(2 * target)}, need, info.free_mem,
-                      f"the family needs {gb(need)} but {gb(info.free_mem)} is free on "
-                      f"{info.name or 'this GPU'}: the drafters stay on it and accelerate spreads the "
-                      f"target over the GPU ({gb(gpu)}) and the CPU, which is slower")
+                          f"{short}, and host RAM ({_gib(info.host_free)} available) cannot hold the "
+                          f"{_gib(offloaded)} of the target that would be offloaded")
+    host = info.host_free - headroom if info.host_free is not None else 2 * target
+    return MemoryPlan(True, "auto", {info.index or 0: gpu, "cpu": int(host)}, need, info.free_mem,
+                      f"the family needs {_gib(need)} (with KV cache and headroom) but {_gib(info.free_mem)} is "
+                      f"free on {where}: the drafters stay on it and accelerate spreads the target over the GPU "
+                      f"({_gib(gpu)}) and host RAM ({_gib(offloaded)}), which is slower")

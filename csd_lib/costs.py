@@ -12,137 +12,36 @@ warm-up, and keeps the median of repetitions. ``fit_costs`` fits, per model,
 and reports R² and the largest relative error over the grid. The same file also holds the
 engine's own overhead per review (softmax and :func:`csd_lib.review.review` over ``n``
 rows) and per MaG proposal, so that :func:`csd_lib.ewif.predict_speedup` can price a step
-in seconds. A :class:`CostModel` is stored as ``results/costs-<family>-<device>.json``
+in seconds. The fitted :class:`csd_lib.costmodel.CostModel` is stored as ``results/costs-<family>-<device>.json``
 together with the environment it was measured in (torch version, threads, CPU model).
 
     python -m csd_lib.costs --family tiny-t5 [--seconds 20] [--threads 1]
 """
 from __future__ import annotations
 
+import argparse
 import json
+import logging
 import os
 import platform
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
+import transformers
+from tqdm.auto import tqdm
 
 from . import config
+from .cascade import METHODS, encode_prompt, generate
+from .costmodel import CallFit, CostModel, fit_call, least_squares
+from .families import load_family
 from .fileio import write_atomic
+from .tasks import load_task
+
+log = logging.getLogger(__name__)
 
 N_GRID = (1, 2, 4, 8, 16, 32)
-FEATURES = ("1", "n", "L", "n*L")
-
-
-def _design(n, L) -> np.ndarray:
-    """Feature matrix (N, 4) of the fit: 1, n, L, n*L."""
-    n = np.asarray(n, dtype=float).ravel()
-    L = np.asarray(L, dtype=float).ravel()
-    return np.stack([np.ones_like(n), n, L, n * L], axis=1)
-
-
-@dataclass
-class CallFit:
-    """t(n, L) = a + b n + c L + d n L seconds, with its quality on the measured grid."""
-    coef: list[float]              # [a, b, c, d]
-    r2: float = float("nan")
-    max_rel_err: float = float("nan")
-
-    def __call__(self, n, L=0):
-        a, b, c, d = self.coef
-        return a + b * np.asarray(n, dtype=float) + (c + d * np.asarray(n, dtype=float)) * np.asarray(L, dtype=float)
-
-    @classmethod
-    def constant(cls, seconds: float) -> "CallFit":
-        return cls([float(seconds), 0.0, 0.0, 0.0], 1.0, 0.0)
-
-
-def fit_call(n, L, seconds) -> CallFit:
-    """Least-squares fit of t(n, L) = a + b n + c L + d n L; R² and max relative error."""
-    y = np.asarray(seconds, dtype=float).ravel()
-    X = _design(n, L)
-    if len(y) != len(X) or len(y) < 4:
-        raise ValueError(f"fit_call needs at least 4 timings with one (n, L) each; got {len(y)} timings "
-                         f"for {len(X)} points")
-    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
-    pred = X @ coef
-    ss_res = float(((y - pred) ** 2).sum())
-    ss_tot = float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
-    rel = float(np.max(np.abs(pred - y) / np.maximum(np.abs(y), 1e-12)))
-    return CallFit([float(v) for v in coef], r2, rel)
-
-
-@dataclass
-class CostModel:
-    """Seconds per call for every model of a family, plus the engine's own per-call overhead.
-
-    ``forward[name](n, L)``: one ``LM.logits`` call scoring ``n`` tokens over a cache of ``L``.
-    ``review(n)``: softmax + review of ``n`` rows (charged to every call of a reviewer).
-    ``mag``: one MaG proposal. ``start[name]``: per-generation start (T5: the encoder pass).
-    ``cache_length``: the L used when a prediction does not give one.
-    """
-    family: str
-    device: str
-    forward: dict[str, CallFit]
-    review: CallFit = field(default_factory=lambda: CallFit.constant(0.0))
-    mag: float = 0.0
-    start: dict[str, float] = field(default_factory=dict)
-    cache_length: float = 64.0
-    env: dict = field(default_factory=dict)
-    samples: list = field(default_factory=list)   # [name, n, L, seconds] as measured
-
-    @classmethod
-    def constant(cls, costs: dict[str, float]) -> "CostModel":
-        """Per-call constants (the old EWIF input) as a cost model: no review, MaG at its given cost."""
-        fwd = {k: CallFit.constant(v) for k, v in costs.items() if k != "mag"}
-        return cls("constant", "none", fwd, mag=float(costs.get("mag", 0.0)))
-
-    def call(self, name: str, n, L=None, reviews: bool = True):
-        """Seconds of one call of ``name`` scoring ``n`` tokens at cache length ``L``."""
-        if name == "mag":
-            return self.mag + 0.0 * np.asarray(n, dtype=float)
-        if name not in self.forward:
-            raise ValueError(f"the cost model of '{self.family}' has no model {name!r}; it has "
-                             f"{sorted(self.forward)}; measure it with csd_lib.costs.measure_costs")
-        L = self.cache_length if L is None else L
-        t = self.forward[name](n, L)
-        return t + self.review(n) if reviews else t
-
-    def ar_step(self, target: str = "target", L=None) -> float:
-        """Seconds per token of autoregressive decoding with the target."""
-        return float(self.call(target, 1, L))
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["features"] = list(FEATURES)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "CostModel":
-        return cls(d["family"], d["device"], {k: CallFit(**v) for k, v in d["forward"].items()},
-                   CallFit(**d["review"]), float(d["mag"]), dict(d.get("start", {})),
-                   float(d.get("cache_length", 64.0)), d.get("env", {}), d.get("samples", []))
-
-    def summary_rows(self) -> list[dict]:
-        """One row per model: coefficients in ms and fit quality."""
-        rows = []
-        for name, fit in self.forward.items():
-            a, b, c, d = fit.coef
-            rows.append(dict(model=name, a_ms=1e3 * a, b_ms_per_token=1e3 * b, c_ms_per_cached=1e3 * c,
-                             d_ms_per_token_cached=1e3 * d, r2=fit.r2, max_rel_err=fit.max_rel_err,
-                             ms_1=1e3 * float(fit(1, self.cache_length)),
-                             ms_17=1e3 * float(fit(17, self.cache_length))))
-        return rows
-
-
-def as_cost_model(costs) -> CostModel:
-    """A CostModel as is; a mapping of per-call constants wrapped by :meth:`CostModel.constant`."""
-    if isinstance(costs, CostModel):
-        return costs
-    return CostModel.constant({k: float(v) for k, v in costs.items()})
 
 
 # -- measuring -------------------------------------------------------------------------
@@ -166,10 +65,10 @@ def _cpu_model() -> str:
 
 
 def environment(device=None) -> dict:
-    import transformers
+    """What the numbers were measured on (stored with cost models and benchmark records)."""
     return {"device": device_name(device), "torch": torch.__version__, "transformers": transformers.__version__,
             "threads": torch.get_num_threads(), "cpu_count": os.cpu_count(), "cpu_model": _cpu_model(),
-            "python": platform.python_version()}
+            "python": platform.python_version(), "machine": platform.machine()}
 
 
 def _clock():
@@ -205,14 +104,13 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
     task); T5 encodes it once, Llama uses it as the start of its cache. ``l_grid``: cache
     lengths (default: 3 lengths spanning a 128-token generation after the prompt). The
     repetitions per point are chosen so the whole measurement takes about ``seconds``, but
-    never fewer than ``min_reps``. Each point keeps its fastest repetition, as the bench keeps
-    each method's fastest round: on a shared machine the fastest time is the one least
-    disturbed by other jobs, and the rounds interleave every point so a busy spell cannot
-    favour one of them.
+    never fewer than ``min_reps``; where even that would overrun (slow calls: a real family on a
+    CPU) every other ``n`` of the grid is measured, and the engine-overhead runs shrink to fit.
+    Each point keeps its fastest repetition, as the bench keeps each method's fastest round:
+    on a shared machine the fastest time is the one least disturbed by other jobs, and the
+    rounds interleave every point so a busy spell cannot favour one of them.
     """
     if prompt_ids is None:
-        from .cascade import encode_prompt
-        from .tasks import load_task
         prompt_ids = encode_prompt(fam, load_task(fam.task, "val", 1)[0].prompt)
     lms = fam.models
     samples: list[list] = []
@@ -230,9 +128,20 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
             lm.logits(seq + [seq[-1]], 0)
         per_call[lm.name] = _median_time(lambda: lm.logits(seq + [seq[-1]], 0), 3)
         lm.release()
-    points = sum(len(n_grid) * len(grids[lm.name]) for lm in lms)
     est = sum(per_call[lm.name] * len(n_grid) * len(grids[lm.name]) * 1.5 for lm in lms)
+    if est * (warmup + min_reps) > seconds and len(n_grid) > 3:  # slow calls (a real family): fewer points
+        n_grid = tuple(n_grid)[::2]
+        est = sum(per_call[lm.name] * len(n_grid) * len(grids[lm.name]) * 1.5 for lm in lms)
+    points = sum(len(n_grid) * len(grids[lm.name]) for lm in lms)
     reps = int(np.clip(0.85 * seconds / max(est, 1e-9), min_reps, 200))
+    # the engine's overhead: every method on the prompt, as many rounds and tokens as the budget allows
+    step = per_call[fam.target.name] * len(lms)  # about one token of one method
+    ov_tokens = int(np.clip(0.5 * seconds / (2 * 5 * step), 8, 48))
+    ov_rounds = int(np.clip(0.5 * seconds / (5 * ov_tokens * step), 1, 4))
+    eta = est * (warmup + reps) + 5 * step * ov_tokens * (ov_rounds + 1)
+    log.info(f"cost model of {fam.name}: {points} points x {warmup + reps} rounds, then {ov_rounds + 1} rounds of "
+             f"every method at {ov_tokens} tokens: about {eta:.0f} s")
+    bar = tqdm(total=(warmup + reps) * points, desc=f"cost model {fam.name}", leave=False)
     clock = _clock()
     for lm in lms:                     # every point is timed once per round, rounds interleave
         seq = lm.start(prompt_ids)
@@ -250,10 +159,12 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
                     lm.logits(ctx + drafts[n], n - 1)
                     if rnd >= warmup:
                         times.setdefault((n, L), []).append(clock() - t0)
+                    bar.update()
         samples += [[lm.name, n, L, float(np.min(ts))] for (n, L), ts in times.items()]
         lm.release()
         samples.append([lm.name, 0, 0, start_s])               # n = 0 marks the start cost
-    overhead = engine_overhead(fam, prompt_ids)
+    bar.close()
+    overhead = engine_overhead(fam, prompt_ids, max_new_tokens=ov_tokens, rounds=ov_rounds)
     forward = {}
     start = {}
     for lm in lms:
@@ -279,7 +190,6 @@ def engine_overhead(fam, prompt_ids: list[int], max_new_tokens: int = 48, rounds
     ``per_call * model calls + per_row * rows reviewed + per_mag * MaG calls`` (least
     squares, clipped at 0): the review, the bookkeeping and MaG's proposals.
     """
-    from .cascade import METHODS, generate
     methods = [m for m in METHODS if m != "staged" or len(fam.drafters) >= 2]
     best: dict[str, tuple[float, list[float]]] = {}
     clock = _clock()
@@ -296,14 +206,7 @@ def engine_overhead(fam, prompt_ids: list[int], max_new_tokens: int = 48, rounds
             out = (st.wall_time - sum(st.forward_time.values())) * min(1.0, busy)
             if m not in best or out < best[m][0]:
                 best[m] = (out, [calls, reviewed, st.calls.get("mag", 0)])
-    X = np.asarray([v[1] for v in best.values()], dtype=float)
-    y = np.asarray([v[0] for v in best.values()])
-    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
-    coef = np.clip(coef, 0.0, None)
-    pred = X @ coef
-    ss_tot = float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 - float(((y - pred) ** 2).sum()) / ss_tot if ss_tot > 0 else float("nan")
-    rel = float(np.max(np.abs(pred - y) / np.maximum(y, 1e-12)))
+    coef, r2, rel = least_squares([v[1] for v in best.values()], [v[0] for v in best.values()], nonneg=True)
     return {"per_call": float(coef[0]), "per_row": float(coef[1]), "per_mag": float(coef[2]),
             "r2": r2, "max_rel_err": rel}
 
@@ -328,60 +231,7 @@ def load_costs(family: str, device: str | None = None, path: Path | None = None)
     return CostModel.from_dict(json.loads(path.read_text(encoding="utf-8")))
 
 
-# -- figures ---------------------------------------------------------------------------
-
-def cost_figure(cm: CostModel, title: str | None = None):
-    """Measured ms per call against tokens scored, one panel per model, fitted lines over points."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-    names = list(cm.forward)
-    fig = make_subplots(rows=1, cols=len(names), subplot_titles=[
-        f"{nm} (R² {cm.forward[nm].r2:.3f})" for nm in names])
-    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
-    for j, nm in enumerate(names, 1):
-        rows = [s for s in cm.samples if s[0] == nm and s[1] > 0]
-        for i, L in enumerate(sorted({r[2] for r in rows})):
-            pts = sorted((r[1], r[3]) for r in rows if r[2] == L)
-            ns = np.array([p[0] for p in pts])
-            col = colors[i % len(colors)]
-            fig.add_trace(go.Scatter(x=ns, y=[1e3 * p[1] for p in pts], mode="markers", marker_color=col,
-                                     name=f"L = {L} measured", legendgroup=str(L), showlegend=j == 1), row=1, col=j)
-            grid = np.arange(1, ns.max() + 1)
-            fig.add_trace(go.Scatter(x=grid, y=1e3 * cm.forward[nm](grid, L), mode="lines", line_color=col,
-                                     name=f"L = {L} fit", legendgroup=str(L), showlegend=j == 1), row=1, col=j)
-        fig.update_xaxes(title_text="tokens scored per call (n)", row=1, col=j)
-    fig.update_yaxes(title_text="ms per call", row=1, col=1)
-    fig.update_layout(title=title or f"{cm.family} on {cm.device}: cost of one forward call",
-                      template="plotly_white", height=380)
-    return fig
-
-
-def prediction_figure(records: list[dict], cm: CostModel, title: str = ""):
-    """Predicted (EWIF with this cost model) against measured median walltime speedup, one point per method."""
-    from .bench import predicted_vs_measured
-    from .viz import parity_figure
-    pv = predicted_vs_measured(records, cm)
-    pts = [dict(label=m, measured=v["speedup_walltime_median"], predicted=v["predicted_walltime"])
-           for m, v in pv.items()]
-    return parity_figure(pts, "measured", "predicted", xlabel="measured walltime speedup (median over examples)",
-                         ylabel="predicted by EWIF + cost model", title=title or "walltime: predicted vs measured")
-
-
-def time_share_figure(records: list[dict], cm: CostModel, title: str = ""):
-    """Stacked bars: the share of each method's predicted time that each model takes (where the time goes)."""
-    import plotly.graph_objects as go
-    from .bench import predicted_vs_measured
-    pv = {m: v for m, v in predicted_vs_measured(records, cm).items() if m != "ar"}
-    names = list(dict.fromkeys(n for v in pv.values() for n in v["cost_share"]))
-    fig = go.Figure([go.Bar(name=n, x=list(pv), y=[100 * v["cost_share"].get(n, 0.0) for v in pv.values()])
-                     for n in names])
-    fig.update_layout(barmode="stack", yaxis_title="% of predicted time", template="plotly_white",
-                      title=title or "where the time goes (cost model)")
-    return fig
-
-
 def main(argv=None) -> int:
-    import argparse
     ap = argparse.ArgumentParser(prog="python -m csd_lib.costs", description=__doc__.split("\n\n")[0])
     ap.add_argument("--family", default=config.FAMILY)
     ap.add_argument("--seconds", type=float, default=20.0, help="measurement budget per family")
@@ -389,20 +239,19 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default=None)
     ap.add_argument("--out", default=None, help="default: results/costs-<family>-<device>.json")
     args = ap.parse_args(argv)
-    from .families import load_family
     torch.set_num_threads(args.threads)
     fam = load_family(args.family, device=args.device)
     t0 = time.perf_counter()
     cm = measure_costs(fam, seconds=args.seconds)
     path = save_costs(cm, args.out)
-    print(f"measured in {time.perf_counter() - t0:.1f}s -> {path}")
+    log.info(f"measured in {time.perf_counter() - t0:.1f}s -> {path}")
     for r in cm.summary_rows():
-        print(f"{r['model']:<8} a {r['a_ms']:.3f} ms  b {r['b_ms_per_token']:.4f} ms/token  "
-              f"c {r['c_ms_per_cached']:.5f} ms/cached  d {r['d_ms_per_token_cached']:.6f}  "
-              f"R² {r['r2']:.3f}  max rel err {100 * r['max_rel_err']:.1f}%  "
-              f"1 token {r['ms_1']:.2f} ms, 17 tokens {r['ms_17']:.2f} ms")
-    print(f"review overhead: {1e3 * float(cm.review(1)):.3f} ms (1 row), {1e3 * float(cm.review(17)):.3f} ms "
-          f"(17 rows); MaG proposal {1e3 * cm.mag:.3f} ms; start {({k: round(1e3 * v, 2) for k, v in cm.start.items()})} ms")
+        log.info(f"{r['model']:<8} a {r['a_ms']:.3f} ms  b {r['b_ms_per_token']:.4f} ms/token  "
+                 f"c {r['c_ms_per_cached']:.5f} ms/cached  d {r['d_ms_per_token_cached']:.6f}  "
+                 f"R² {r['r2']:.3f}  max rel err {100 * r['max_rel_err']:.1f}%  "
+                 f"1 token {r['ms_1']:.2f} ms, 17 tokens {r['ms_17']:.2f} ms")
+    log.info(f"review overhead: {1e3 * float(cm.review(1)):.3f} ms (1 row), {1e3 * float(cm.review(17)):.3f} ms "
+             f"(17 rows); MaG proposal {1e3 * cm.mag:.3f} ms; start {({k: round(1e3 * v, 2) for k, v in cm.start.items()})} ms")
     return 0
 
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from .bench import format_table, run_bench, summarize
+from .bench import run_bench
+from .cascade import generate
 from .families import load_family
+from .summary import format_table, summarize
+from .tasks import load_task
 from .viz import trace_text
 
 DEMO_METHODS = ["ar", "sd", "mag", "staged", "csd"]
@@ -13,7 +16,6 @@ DEMO_METHODS = ["ar", "sd", "mag", "staged", "csd"]
 
 def run_demo(family: str = "tiny-t5", n_prompts: int = 5, max_new_tokens: int = 128) -> dict:
     """Print the identity check, a coloured CSD trace and the speed table; return the summary."""
-    from .tasks import load_task
     fam = load_family(family)
     methods = [m for m in DEMO_METHODS if m != "staged" or len(fam.drafters) >= 2]
     examples = load_task(fam.task, "test", n_prompts)
@@ -27,7 +29,6 @@ def run_demo(family: str = "tiny-t5", n_prompts: int = 5, max_new_tokens: int = 
     for m in methods[1:]:
         same = summary[m]["n"] - summary[m]["mismatches"]
         print(f"  {m:<7} {same}/{summary[m]['n']} prompts identical")
-    from .cascade import generate
     g = generate(fam, examples[0].prompt, "csd", max_new_tokens=max_new_tokens)
     print(f"\nPrompt: {examples[0].prompt!r}\nCSD output, each token coloured by the level that proposed it:")
     print(trace_text(g, fam.tokenizer))

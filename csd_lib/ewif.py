@@ -28,10 +28,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .costs import CostModel
-
-# Most tokens MaG proposes per call in the official code (docs/REFERENCE.md).
-MAG_BLOCK = 10
+from .costmodel import CostModel
+from .plan import Plan
 
 
 # ---------------------------------------------------------------------------
@@ -226,42 +224,13 @@ def simulate_vc(alpha: float, alpha_prime: float, k: int, n: int, c_d1: float, c
 # predict_speedup: Algorithm 1 with Bernoulli acceptance (vectorised over replicas)
 # ---------------------------------------------------------------------------
 
-def _normalise_config(config: Mapping) -> tuple[str, list[str], np.ndarray, int]:
-    """Map every method onto (target, drafters, K, bottom_block) of Algorithm 1."""
-    method = config.get("method", "csd")
-    target = config.get("target", "target")
-    if method == "ar":
-        return target, [], np.zeros((0, 0), dtype=int), 1
-    if method == "sd":
-        d = config["drafter"]
-        k = int(config["k"])
-        block = int(config.get("bottom_block", MAG_BLOCK if d == "mag" else 1))
-        return target, [d], np.array([[k]]), block
-    if method == "mag":
-        k = int(config.get("k", MAG_BLOCK))
-        return target, ["mag"], np.array([[k]]), int(config.get("bottom_block", MAG_BLOCK))
-    if method == "staged":
-        d1, d2 = config["drafters"]
-        k1, k2 = config["k"]
-        return target, [d1, d2], np.array([[k1, 0], [0, k2]]), int(config.get("bottom_block", 1))
-    if method == "csd":
-        drafters = list(config["drafters"])
-        K = np.asarray(config["k"], dtype=int)
-        if K.shape != (len(drafters), len(drafters)):
-            raise ValueError(f"K must be {len(drafters)}x{len(drafters)} for drafters "
-                             f"{drafters} (MaG included as the last); got shape {K.shape}")
-        default = MAG_BLOCK if drafters[-1] == "mag" else 1
-        return target, drafters, K, int(config.get("bottom_block", default))
-    raise ValueError(f"unknown method {method!r}; use 'csd', 'sd', 'mag', 'staged' or 'ar'")
-
-
 def _pick_table(acceptance: Mapping, lenience) -> Mapping:
     """Accept {(reviewer, proposer): probs} or {lenience: that table}."""
     if all(isinstance(key, tuple) for key in acceptance):
         return acceptance
     if lenience not in acceptance:
         raise ValueError(f"acceptance is keyed by lenience {sorted(acceptance)}; "
-                         f"config lenience {lenience!r} is not among them")
+                         f"the plan's lenience {lenience!r} is not among them")
     return acceptance[lenience]
 
 
@@ -360,25 +329,23 @@ class _Alg1Sim:
         return np.where(mask, acc + 1, 0)
 
 
-def predict_speedup(config: Mapping, acceptance: Mapping, costs, n_sim: int = 20_000, seed: int = 0,
-                    cache_length: float | None = None, horizon: int | None = None) -> dict:
+def predict_speedup(plan: Plan, acceptance: Mapping, costs, n_sim: int = 20_000, seed: int = 0,
+                    cache_length: float | None = None, horizon: int | None = None, target: str = "target") -> dict:
     """Monte Carlo speedup of Algorithm 1 under Bernoulli acceptance.
 
     Args:
-        config: ``{"method": "csd", "drafters": [...,"mag"], "k": K, "lenience": l}``
-            (K holds increments; row i is used when ``drafters[i:]`` draft for the level
-            above), or ``{"method": "sd", "drafter": d, "k": k}`` (d decodes k tokens, one
-            call each), ``{"method": "mag", "k": 10}``, ``{"method": "staged",
-            "drafters": [d1, d2], "k": [k1, k2]}`` (d2 decodes autoregressively for d1),
-            ``{"method": "ar"}``. Optional: ``"target"`` (default "target"),
-            ``"bottom_block"`` (tokens the bottom model proposes per call: 10 for "mag",
-            else 1).
+        plan: a :class:`csd_lib.plan.Plan`: its drafters (largest first, ``"mag"`` last),
+            K (increments; row i is used when ``drafters[i:]`` draft for the level above),
+            lenience and MaG's block (tokens MaG proposes per call; a neural bottom drafter
+            proposes 1). A generation's ``g.plan`` as is, or ``Plan.sd(k, "small")``,
+            ``Plan.mag(k)``, ``Plan.staged(["base", "small"], [k1, k2])``,
+            ``Plan.csd(drafters, K, lenience, mag_block)``, ``Plan.ar()``.
         acceptance: ``{(reviewer, proposer): [a_0, a_1, ...]}``, per-position conditional
             acceptance (index 0 = first position of that review; the last value repeats),
-            or ``{lenience: such a table}``, picked by ``config["lenience"]``. Lenience
+            or ``{lenience: such a table}``, picked by ``plan.lenience``. Lenience
             itself is not simulated: draft-to-draft tables are assumed measured at it.
         costs: cost per forward call by name (SWI: target 1, MaG 0; or seconds per call),
-            or a :class:`csd_lib.costs.CostModel`: then a call costs ``t(n, L)`` seconds,
+            or a :class:`csd_lib.costmodel.CostModel`: then a call costs ``t(n, L)`` seconds,
             ``n`` the tokens it scores (a reviewer: its draft plus one; an autoregressive
             drafter: 1) plus the engine's review overhead, and MaG its measured proposal
             time. A cost model of constants gives exactly the per-call predictions.
@@ -386,14 +353,16 @@ def predict_speedup(config: Mapping, acceptance: Mapping, costs, n_sim: int = 20
         horizon: simulate whole generations of this many tokens, with the engine's cap on
             the last steps (``max(100, n_sim // 10)`` generations), instead of unbounded
             steps. Short generations waste part of their last draft; None: unbounded.
+        target: the target's name in ``acceptance`` and ``costs``.
     Returns:
         dict with speedup (AR cost per token / simulated cost per token), speedup_se,
         tokens_per_target_call, calls_per_token {name: ...}, cost_per_token and
         cost_share {name: share of the cost per token}.
     """
-    target, drafters, K, block = _normalise_config(config)
-    if block < 1:
-        raise ValueError(f"bottom_block must be >= 1 token per call, got {block}")
+    if not isinstance(plan, Plan):
+        raise ValueError(f"predict_speedup takes a csd_lib.plan.Plan (e.g. Plan.sd(4, 'small'), a generation's "
+                         f".plan), got {type(plan).__name__}")
+    drafters, K, block = list(plan.drafters), plan.K, plan.bottom_block
     model = costs if isinstance(costs, CostModel) else None
     if model is None and target not in costs:
         raise ValueError(f"costs has no entry for the target {target!r}")
@@ -401,7 +370,7 @@ def predict_speedup(config: Mapping, acceptance: Mapping, costs, n_sim: int = 20
     if not drafters:                           # autoregressive: one target call per token
         return dict(speedup=1.0, speedup_se=0.0, tokens_per_target_call=1.0,
                     calls_per_token={target: 1.0}, cost_per_token=c_t, cost_share={target: 1.0})
-    table = _pick_table(acceptance, config.get("lenience"))
+    table = _pick_table(acceptance, plan.lenience)
     if horizon is not None and (isinstance(horizon, bool) or int(horizon) != horizon or horizon < 1):
         raise ValueError(f"horizon must be a whole number of tokens >= 1, got {horizon!r}")
     n_rep = n_sim if horizon is None else max(100, n_sim // 10)

@@ -3,19 +3,28 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 import re
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import numpy as np
 import torch
+from huggingface_hub import constants as hub_constants
 
 from . import config
-from .cascade import check_lenience, validate_k
+from .archs import published_config
 from .mag import MaG, build_bigram, load_bigram
-from .models import LM, check_vocab, count_params, load_lm, model_arch
+from .models import LM, check_vocab, checkpoint_config, count_params, load_lm, model_arch
+from .plan import METHODS, check_lenience, validate_k
+from .presets import DEFAULT_K_RULE, DEFAULT_LENIENCE, REAL_PRESETS, STAGED_K, TINY_PRESETS
 from .tasks import bigram_corpus, format_prompt
 from .trace import CostTable, previous_work_costs
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -34,7 +43,7 @@ class Family:
     default_k: list[list[int]]
     default_lenience: float
     sd_k: int = 5
-    staged_k: list[list[int]] = field(default_factory=lambda: [[5, 0], [0, 3]])
+    staged_k: list[list[int]] = field(default_factory=lambda: [list(r) for r in STAGED_K])
     task: str = "gsm8k"
     prompt_style: str = "plain"
     policy: config.Policy | None = None
@@ -60,58 +69,25 @@ def roles(n_drafters: int) -> list[str]:
 def default_k(n_drafters: int) -> list[list[int]]:
     """The default K for ``n_drafters`` neural drafters plus MaG, shaped like the paper's settings.
 
-    Rule: MaG's column is 10 everywhere (the official code's MaG size); the largest drafter's
-    own budget K[0][0] is 8 and every further entry of the target's row is 13 (paper Table 5,
-    GSM8K: k11=8, k12=13); inside a drafter's own review every entry is 1 (Table 5: k22=1).
-    A single drafter takes the official LLaMA setting instead, K[0][0] = 13.
+    Rule (``presets.DEFAULT_K_RULE``): MaG's column is MaG's block everywhere (the official
+    code's size, 10); the largest drafter's own budget K[0][0] is 8 and every further entry of
+    the target's row is 13 (paper Table 5, GSM8K: k11=8, k12=13); inside a drafter's own review
+    every entry is 1 (Table 5: k22=1). A single drafter takes the official LLaMA setting
+    instead, K[0][0] = 13.
     Entries below the diagonal are unused and 0.
     """
     if isinstance(n_drafters, bool) or not isinstance(n_drafters, int) or n_drafters < 0:
         raise ValueError(f"the number of drafters must be an integer >= 0, got {n_drafters!r}")
     n = n_drafters + 1  # drafters and MaG
+    r = DEFAULT_K_RULE
     k = [[0] * n for _ in range(n)]
     for i in range(n):
         for j in range(i, n):
-            k[i][j] = 10 if j == n - 1 else (1 if i > 0 else (8 if j == 0 else 13))
+            k[i][j] = r["mag"] if j == n - 1 else (r["inner"] if i > 0 else (r["first"] if j == 0 else r["further"]))
     if n_drafters == 1:
-        k[0][0] = 13
+        k[0][0] = r["single"]
     return k
 
-
-# Lenience of draft-to-draft reviews when nothing else is known: 3, both the paper's Table 5
-# (FLAN-T5, GSM8K) and the official code's LLaMA setting.
-DEFAULT_LENIENCE = 3.0
-
-# Real checkpoints. K and lenience: paper Table 5 (GSM8K) for FLAN-T5; the official
-# code's shipped LLaMA setting for Vicuna (docs/REFERENCE.md). ``params``: published sizes, used
-# to say which preset fits a GPU.
-REAL_PRESETS = {
-    "flan-t5": dict(target="google/flan-t5-xxl", drafters=["google/flan-t5-base", "google/flan-t5-small"],
-                    k=[[8, 13, 10], [0, 1, 10], [0, 0, 10]], lenience=3.0, params=11.3e9),
-    "flan-t5-colab": dict(target="google/flan-t5-large", drafters=["google/flan-t5-base", "google/flan-t5-small"],
-                          k=[[8, 13, 10], [0, 1, 10], [0, 0, 10]], lenience=3.0, params=0.77e9),
-    "vicuna": dict(target="lmsys/vicuna-7b-v1.3", drafters=["double7/vicuna-68m"],
-                   k=[[13, 10], [0, 10]], lenience=3.0, params=7e9, prompt_style="vicuna-v1.1"),
-}
-
-# The embedded families, trained by this project (csd_lib.zoo). K is the tuner's best in
-# scripts/tune_tiny.py on the synth-gsm8k validation split (results/tune.json). Its lenience
-# pick changes from run to run within the noise of 4 prompts, so lenience stays where earlier
-# runs put it. SD's k: tiny-llama's is the validation sweep's best (16 beat 8 in two of its
-# three runs); tiny-t5's sweeps named a different best each run (5, 7, 8, 16), so it stays 16.
-# BENCHMARKS.md measures SD at both the preset's k and the sweep's best.
-TINY_PRESETS = {
-    "tiny-t5": dict(k=[[4, 5, 10], [0, 1, 10], [0, 0, 10]], lenience=5.0, sd_k=16, staged_k=[[5, 0], [0, 3]]),
-    "tiny-llama": dict(k=[[8, 0], [0, 10]], lenience=5.0, sd_k=16, staged_k=None),
-    # tiny-t5's target with drafters in the paper's Fig. 2 regime (data/models/tiny-t5-paper-MODEL_CARD.md).
-    # K, lenience and sd_k: the best predicted (ewif.predict_speedup, no walltime) on 6 synth-gsm8k
-    # validation prompts with tiny-t5's CPU cost model (same shapes) over tune.candidate_grid plus
-    # the paper's Table 5 K: K below 1.51x at lenience 3; the paper's [[8, 13, 10], [0, 1, 10],
-    # [0, 0, 10]] 0.67x (a CPU drafter costs 1/3-1/5 of the target, not 1/50); SD 1.40x at k = 2.
-    # staged_k is tiny-t5's, untuned.
-    "tiny-t5-paper": dict(k=[[1, 0, 10], [0, 1, 10], [0, 0, 10]], lenience=3.0, sd_k=2,
-                          staged_k=[[5, 0], [0, 3]]),
-}
 
 FAMILIES = (*TINY_PRESETS, *REAL_PRESETS)
 
@@ -136,15 +112,7 @@ def load_family(name: str | None = None, device=None, dtype=None, *, target: str
         prompt_style: "plain" or "vicuna-v1.1"; for your own models the default is
             "vicuna-v1.1" when the target's id contains "vicuna", else "plain".
     """
-    ds = [drafters] if isinstance(drafters, str) else list(drafters or [])
-    if target is not None and name is not None:
-        raise ValueError(f"give a preset name ({name!r}) or target=..., not both")
-    if target is None and drafters is not None:
-        raise ValueError("drafters=... needs target=...: the checkpoint they draft for")
-    name = None if target is not None else (name or config.FAMILY)
-    if name is not None and name not in FAMILIES:
-        raise ValueError(f"unknown family {name!r}; use one of {', '.join(FAMILIES)}, or "
-                         f"target=ID, drafters=[ID, ...] for your own checkpoints")
+    name, target, ds = _resolve(name, target, drafters)
     # check the overrides before any weights load
     n_drafters = len(ds) if target is not None else len((TINY_PRESETS.get(name) or REAL_PRESETS[name])["k"]) - 1
     k = validate_k(k, n_drafters + 1) if k is not None else None
@@ -152,8 +120,8 @@ def load_family(name: str | None = None, device=None, dtype=None, *, target: str
     if prompt_style is not None:
         format_prompt("", prompt_style)  # raises on an unknown style
     if target is not None:
-        style = prompt_style or ("vicuna-v1.1" if "vicuna" in str(target).lower() else "plain")
-        fam = _load_hub(custom_name(str(target)), str(target), [str(d) for d in ds], default_k(len(ds)),
+        style = prompt_style or ("vicuna-v1.1" if "vicuna" in target.lower() else "plain")
+        fam = _load_hub(custom_name(target), target, ds, default_k(len(ds)),
                         DEFAULT_LENIENCE, device, dtype, style, advice="check the ids or paths")
     elif name in TINY_PRESETS:
         fam = _load_tiny(name, device, dtype)
@@ -167,6 +135,69 @@ def load_family(name: str | None = None, device=None, dtype=None, *, target: str
     return fam
 
 
+# a hub id: ORG/NAME (or NAME alone)
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+
+
+def _checkpoint(rid) -> str:
+    """A hub id or an existing folder (``~`` expanded); a path-like id that names no folder is a ValueError."""
+    rid = str(rid)
+    path = os.path.expanduser(rid)
+    if Path(path).is_dir():
+        return path
+    if rid.startswith(("/", "./", "../", "~")) or not _HUB_ID.match(rid):
+        raise ValueError(f"no such folder: {rid!r}; give an existing local checkpoint folder or a hub id "
+                         f"such as ORG/NAME")
+    return rid
+
+
+def _resolve(name, target, drafters) -> tuple[str | None, str | None, list[str]]:
+    """(preset name or None, target, drafters) from ``load_family``'s arguments, checked; nothing loads."""
+    ds = [drafters] if isinstance(drafters, str) else list(drafters or [])
+    if target is not None and name is not None:
+        raise ValueError(f"give a preset name ({name!r}) or target=..., not both")
+    if target is None and drafters is not None:
+        raise ValueError("drafters=... needs target=...: the checkpoint they draft for")
+    name = None if target is not None else (name or config.FAMILY)
+    if name is not None and name not in FAMILIES:
+        raise ValueError(f"unknown family {name!r}; use one of {', '.join(FAMILIES)}, or "
+                         f"target=ID, drafters=[ID, ...] for your own checkpoints")
+    if target is None:
+        return name, None, []
+    return None, _checkpoint(target), [_checkpoint(d) for d in ds]
+
+
+def check_method(name: str | None, method: str, *, target: str | None = None, drafters=None) -> None:
+    """Raise ValueError if the family (a preset ``name``, or ``target`` with ``drafters``) cannot run ``method``.
+
+    Checked from the preset (or the ids given) alone, before anything loads: ``sd`` needs a
+    neural drafter, ``staged`` two.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    name, target, ds = _resolve(name, target, drafters)
+    n = len(ds) if target is not None else len((TINY_PRESETS.get(name) or REAL_PRESETS[name])["k"]) - 1
+    need = {"sd": 1, "staged": 2}.get(method, 0)
+    if n < need:
+        instead = "'sd' or 'csd'" if n else "'mag' or 'csd' (MaG drafts)"
+        raise ValueError(f"method {method!r} needs {'a neural drafter' if need == 1 else 'two neural drafters'}; "
+                         f"family '{name or custom_name(target)}' has {n}; use {instead}")
+
+
+def check_args_method(args, methods) -> None:
+    """``check_method`` for the family named by CLI arguments (``load_from_args``), for each of ``methods``."""
+    for method in methods:
+        check_method(None if getattr(args, "target", None) else args.family, method,
+                     target=getattr(args, "target", None), drafters=_arg_drafters(args))
+
+
+def _arg_drafters(args) -> list[str] | None:
+    drafters = getattr(args, "drafters", None)
+    if isinstance(drafters, str):
+        drafters = [d.strip() for d in drafters.split(",") if d.strip()]
+    return drafters
+
+
 def custom_name(target: str) -> str:
     """A file-safe family name for your own target: ``custom-`` + its folder name or hub id."""
     base = Path(target).name if Path(target).is_dir() else target.replace("/", "--")
@@ -175,21 +206,18 @@ def custom_name(target: str) -> str:
 
 def load_from_args(args) -> Family:
     """The family named by CLI arguments: ``--family``, or ``--target ID --drafters ID,ID``; ``--device``, ``--dtype``."""
-    drafters = getattr(args, "drafters", None)
-    if isinstance(drafters, str):
-        drafters = [d.strip() for d in drafters.split(",") if d.strip()]
     return load_family(args.family, device=args.device, dtype=args.dtype, target=getattr(args, "target", None),
-                       drafters=drafters)
+                       drafters=_arg_drafters(args))
 
 
-_OFFLINE_ADVICE = ("use family='tiny-t5' (the embedded default, works offline), or go online / set HF_HOME "
-                   "to a cache that holds them")
+_OFFLINE_ADVICE = ("use family='tiny-t5' (the embedded default, works offline), or go online, or set "
+                   "HF_HUB_CACHE to a hub cache that holds them")
 
 
 def _say(notes) -> None:
     for note in notes:
         if note:
-            print(f"load_family: {note}")
+            log.info(f"load_family: {note}")
 
 
 def _load_tiny(name: str, device, dtype) -> Family:
@@ -210,7 +238,7 @@ def _load_tiny(name: str, device, dtype) -> Family:
     drafters = [load_lm(r, path(m), policy=pol) for r, m in zip(roles(len(spec["drafters"])), spec["drafters"])]
     mag = MaG(load_bigram(config.MODELS_DIR / f"{name}-bigram.npy"))
     return Family(name, tok, target, drafters, mag, preset["k"], preset["lenience"], preset["sd_k"],
-                  preset["staged_k"] or [[5, 0], [0, 3]], task="synth-gsm8k", policy=pol)
+                  preset["staged_k"] or STAGED_K, task="synth-gsm8k", policy=pol)
 
 
 def _missing_ids(ids: list[str]) -> list[str]:
@@ -225,55 +253,133 @@ def _missing_ids(ids: list[str]) -> list[str]:
     return missing
 
 
-def _fitting_presets(free: int, dtype: torch.dtype) -> list[str]:
-    """Real presets whose published sizes fit ``free`` bytes in ``dtype``, largest first."""
-    size = torch.tensor([], dtype=dtype).element_size()
-    fits = [(s["params"], n) for n, s in REAL_PRESETS.items() if s["params"] * size * config.HEADROOM * 1.1 <= free]
-    return [n for _, n in sorted(fits, reverse=True)]
+PROBE_TIMEOUT = 3.0  # seconds the hub's host gets to accept a connection
+
+
+def _hub_reachable(timeout: float = PROBE_TIMEOUT) -> bool:
+    """Whether the hub's host (``HF_ENDPOINT``, else huggingface.co) accepts a TCP connection within ``timeout``."""
+    url = urlsplit(hub_constants.ENDPOINT)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _plan(cfgs: dict[str, dict], dtype: torch.dtype, keep_fp32: tuple[str, ...], info: config.DeviceInfo):
+    """The memory plan of models described by ``cfgs`` (id -> config dict, target first) in ``dtype``."""
+    sizes = [config.param_bytes(*count_params(cfg, keep_fp32), dtype) for cfg in cfgs.values()]
+    cache = sum(config.kv_cache_bytes(cfg, dtype) for cfg in cfgs.values())
+    return config.plan_memory(sizes, info, cache)
+
+
+def _fitting_presets(info: config.DeviceInfo, dtype: torch.dtype, arch: str = "") -> list[str]:
+    """Real presets that fit ``info`` whole (no offload) in ``dtype``, from their stored configs.
+
+    Presets of architecture ``arch`` come first, then the largest first.
+    """
+    fits = []
+    for n, s in REAL_PRESETS.items():
+        cfgs = {rid: published_config(rid) for rid in (s["target"], *s["drafters"])}
+        a = model_arch(cfgs[s["target"]])
+        plan = _plan(cfgs, dtype, ("wo",) if dtype == torch.float16 and a == "t5" else (), info)
+        if plan.fits and plan.target_device_map is None:
+            fits.append((a != arch, -plan.need, n))
+    return [n for *_, n in sorted(fits)]
+
+
+def _smaller_dtypes(info: config.DeviceInfo, dtype: torch.dtype) -> list[torch.dtype]:
+    """16-bit dtypes to suggest when ``dtype`` does not fit: bf16 where it is native (or on a CPU), else fp16."""
+    if torch.tensor([], dtype=dtype).element_size() <= 2:
+        return []
+    if info.type == "cuda":
+        return [torch.bfloat16 if (info.capability or (0, 0)) >= config.BF16_CAPABILITY else torch.float16]
+    return [torch.bfloat16] if info.type == "cpu" else [torch.float16]
+
+
+def _place(name: str, cfgs: dict[str, dict], device, dtype) -> tuple[config.Policy, config.MemoryPlan]:
+    """The policy and memory plan of a family from its configs (target first); ValueError when it cannot fit.
+
+    The refusal names what fits instead: a smaller preset, or a 16-bit dtype.
+    """
+    archs = [model_arch(c) for c in cfgs.values()]
+    arch = "t5" if "t5" in archs else archs[0]
+    info = config.describe_device(device)
+    pol = config.policy("real", arch, info, dtype, device)
+    plan = _plan(cfgs, pol.dtype, pol.keep_fp32, info)
+    if not plan.fits:
+        alt = [f"family={p!r}" for p in _fitting_presets(info, pol.dtype, arch) if p != name][:1]
+        alt += [f"dtype='{str(dt).removeprefix('torch.')}'" for dt in _smaller_dtypes(info, pol.dtype)
+                if _plan(cfgs, dt, ("wo",) if dt == torch.float16 and arch == "t5" else (), info).fits]
+        where = {"cpu": "this machine's RAM", "mps": "this Mac's memory"}.get(info.type, info.name)
+        raise ValueError(f"family '{name}' cannot fit {where}: {plan.message}; use "
+                         f"{' or '.join(alt) + ' (fits), or ' if alt else ''}a machine with more memory"
+                         f"{'' if info.type == 'cpu' else ', or device=' + repr('cpu')}")
+    return pol, plan
 
 
 def _load_hub(name: str, target_id: str, drafter_ids: list[str], k, lenience: float, device, dtype,
               prompt_style: str, advice: str) -> Family:
-    """A family from hub ids or local directories: tokenizers checked, placed by the policy, MaG built."""
-    from transformers import AutoConfig, AutoTokenizer
+    """A family from hub ids or local directories, checked before any download, placed by the policy.
+
+    Order: memory (from the configs at hand: local, cached or stored in ``data/hf_configs``),
+    the cache and the network (an unreachable hub is found by one quick probe; a full cache
+    then loads offline), the tokenizers, and only then the weights; MaG is built last.
+    """
+    from transformers import AutoTokenizer, PretrainedConfig
+    from transformers.tokenization_utils_base import VERY_LARGE_INTEGER
     ids = [target_id, *drafter_ids]
     if len(set(ids)) != len(ids):
         raise ValueError(f"family '{name}' names a checkpoint twice ({', '.join(ids)}); give each level its own")
+    cfgs = {rid: checkpoint_config(rid) for rid in ids}  # None: a hub id neither cached nor stored
+    at_hand = all(c is not None for c in cfgs.values())
+    if at_hand:  # memory first: a family that cannot fit is refused before any download
+        pol, plan = _place(name, cfgs, device, dtype)
     missing = _missing_ids(ids)
-    if missing and config.HF_OFFLINE:
+    offline = config.HF_OFFLINE
+    if not offline and any(not Path(rid).is_dir() for rid in ids) and not _hub_reachable():
+        host = urlsplit(hub_constants.ENDPOINT).netloc
+        if missing:
+            raise ModelUnavailableError(
+                f"family '{name}' needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not in "
+                f"the local Hugging Face cache, and the hub ({host}) cannot be reached (to work offline, set "
+                f"HF_HUB_CACHE to a hub cache that holds them and HF_HUB_OFFLINE=1); {advice}")
+        log.info(f"load_family: the hub ({host}) cannot be reached; working offline from the local cache "
+                 f"(set HF_HUB_OFFLINE=1 to skip this check)")
+        offline = config.HF_OFFLINE = True  # the rest of this process (e.g. the datasets for MaG) too
+    if missing and offline:
         raise ModelUnavailableError(f"family '{name}' needs {', '.join(missing)}, which "
                                     f"{'is' if len(missing) == 1 else 'are'} not in the local Hugging Face "
                                     f"cache and the network is off (HF_HUB_OFFLINE=1); {advice}")
+    local = dict(local_files_only=True) if offline else {}
+    if not at_hand:  # a hub id neither cached nor stored: its config.json alone is fetched first
+        try:
+            cfgs = {rid: c or PretrainedConfig.get_config_dict(rid, **local)[0] for rid, c in cfgs.items()}
+        except OSError as e:
+            raise ModelUnavailableError(f"could not read the configs of family '{name}' ({', '.join(ids)}): {e}; "
+                                        f"{advice}") from None
+        pol, plan = _place(name, cfgs, device, dtype)
+    extra, notes = dict(local), list(pol.notes)
+    if plan.target_device_map:
+        extra.update(device_map=plan.target_device_map, max_memory=plan.max_memory)
+        notes.append(plan.message)
     try:
-        toks = {rid: AutoTokenizer.from_pretrained(rid) for rid in ids}
-        cfgs = {rid: AutoConfig.from_pretrained(rid) for rid in ids}
+        toks = {rid: AutoTokenizer.from_pretrained(rid, **local) for rid in ids}
     except OSError as e:
         raise ModelUnavailableError(f"could not load family '{name}' ({', '.join(missing or ids)}): {e}; "
                                     f"{advice}") from None
     check_vocab([], toks)  # before any weights are loaded
-    arch = "t5" if any(model_arch(c) == "t5" for c in cfgs.values()) else model_arch(cfgs[target_id])
-    info = config.describe_device(device)
-    pol = config.policy("real", arch, info, dtype, device)
-    extra, notes = {}, list(pol.notes)
-    if pol.device.type == "cuda" and info.type == "cuda":
-        sizes = [config.param_bytes(*count_params(rid, pol.keep_fp32), pol.dtype) for rid in ids]
-        plan = config.plan_memory(sizes, info)
-        if not plan.fits:
-            alt = [p for p in _fitting_presets(info.free_mem, pol.dtype) if p != name]
-            raise ValueError(f"family '{name}' cannot fit {info.name}: {plan.message}; use "
-                             f"{'family=' + repr(alt[0]) if alt else 'a smaller family'} "
-                             f"{'(fits this GPU) ' if alt else ''}or a GPU with more memory, or device='cpu'")
-        if plan.target_device_map:
-            extra = dict(device_map=plan.target_device_map, max_memory=plan.max_memory)
-            notes.append(plan.message)
     _say([f"{name} on {pol.device} in {str(pol.dtype).removeprefix('torch.')}", *notes])
     try:
         target = load_lm("target", target_id, policy=pol, **extra)
-        drafters = [load_lm(r, m, policy=pol) for r, m in zip(roles(len(drafter_ids)), drafter_ids)]
+        drafters = [load_lm(r, m, policy=pol, **local) for r, m in zip(roles(len(drafter_ids)), drafter_ids)]
     except OSError as e:
         raise ModelUnavailableError(f"could not load family '{name}' ({', '.join(missing or ids)}): {e}; "
                                     f"{advice}") from None
     tok = toks[target_id]
+    if target.max_length is None:  # relative positions (T5): no length limit, whatever the tokenizer says (512)
+        tok.model_max_length = VERY_LARGE_INTEGER
     mag = MaG(real_bigram(name, tok, target.vocab_size))
     return Family(name, tok, target, drafters, mag, k, lenience, prompt_style=prompt_style, policy=pol)
 
@@ -301,7 +407,7 @@ def real_bigram(name: str, tokenizer, vocab_size: int, task: str = "gsm8k") -> n
     tmp = path.with_suffix(".tmp.npy")
     np.save(tmp, table)
     tmp.replace(path)
-    print(f"real_bigram: MaG's bigram table for {name} built from {source} ({len(texts)} texts), cached in {path}")
+    log.info(f"real_bigram: MaG's bigram table for {name} built from {source} ({len(texts)} texts), cached in {path}")
     return table
 
 

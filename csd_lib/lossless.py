@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .cascade import check_temperature, encode_prompt, generate
+from .cascade import encode_prompt, generate
+from .plan import check_temperature
 from .review import probs
 
 
@@ -207,11 +208,11 @@ def check_identical(family, ref, *gens, prompt=None) -> IdentityReport:
     if not gens:
         raise ValueError("pass AR's generation and at least one other, e.g. check_identical(fam, ar, sd, csd)")
     for g in (ref, *gens):
-        if g.config.get("temperature", 0.0) != 0.0:
-            raise ValueError(f"the {g.method} generation was sampled (temperature {g.config['temperature']}); "
+        if g.plan.temperature != 0.0:
+            raise ValueError(f"the {g.method} generation was sampled (temperature {g.plan.temperature}); "
                              f"identity with AR holds for greedy output only (temperature=0)")
-        if g.config.get("family", family.name) != family.name:
-            raise ValueError(f"the {g.method} generation comes from family {g.config['family']!r}, not "
+        if g.plan.family and g.plan.family != family.name:
+            raise ValueError(f"the {g.method} generation comes from family {g.plan.family!r}, not "
                              f"{family.name!r}; generate every output with the family you pass")
     dtype = family.target.dtype
     names = [g.method if [h.method for h in gens].count(g.method) == 1 else f"{g.method} #{i + 1}"

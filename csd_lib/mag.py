@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .plan import MAG_BLOCK
+
 MATCH, BIGRAM = "mag-match", "mag-bigram"
 
 
@@ -119,7 +121,7 @@ class MaG:
     """Max-Gram drafter: longest suffix match, then bigram fill; proposes ``n`` tokens."""
     name = "mag"
 
-    def __init__(self, bigram: np.ndarray, n: int = 10, rule: str = "recent", max_match: int = 64):
+    def __init__(self, bigram: np.ndarray, n: int = MAG_BLOCK, rule: str = "recent", max_match: int = 64):
         if n < 1:
             raise ValueError(f"MaG must propose at least 1 token per call, got n={n}")
         if rule not in ("recent", "leftmost"):

@@ -7,16 +7,23 @@ the cache API (``crop``), feeds only the new tokens and returns logits for the l
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
+import json
+import logging
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
-from transformers import DynamicCache, EncoderDecoderCache
+from huggingface_hub import try_to_load_from_cache
+from transformers import DynamicCache, EncoderDecoderCache, PretrainedConfig
 
 from . import config
+from .archs import build_on_meta, published_config, stored_ids
 
+log = logging.getLogger(__name__)
 
 @dataclass
 class Meter:
@@ -24,6 +31,10 @@ class Meter:
     calls: int = 0
     time: float = 0.0
     tokens_fed: int = 0
+
+    def reset(self) -> None:
+        """Zero the counts: a new generation starts."""
+        self.calls, self.time, self.tokens_fed = 0, 0.0, 0
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
@@ -125,14 +136,21 @@ class LM:
         return logits
 
 
-SPECIAL_IDS = ("pad_token_id", "eos_token_id", "bos_token_id", "unk_token_id")
+# pad plays no part in single-prompt decoding, and some drafter tokenizers define none
+SPECIAL_IDS = ("eos_token_id", "bos_token_id", "unk_token_id")
+
+
+def _pad_tokens(*toks) -> set[str]:
+    """The pad tokens of ``toks`` that are no other special token (they may differ between tokenizers)."""
+    pads = {str(t.pad_token) for t in toks if getattr(t, "pad_token", None) is not None}
+    return pads - {str(getattr(t, a, None)) for t in toks for a in ("eos_token", "bos_token", "unk_token")}
 
 
 def check_vocab(models: list[LM], tokenizers: dict[str, object] | None = None) -> None:
     """Raise ValueError naming both models if any two models disagree on the vocabulary.
 
     ``tokenizers`` (model id -> tokenizer) must agree on every token and on the special ids
-    (pad, eos, bos, unk).
+    eos, bos and unk; the pad token may differ (or be missing).
     """
     ref = models[0] if models else None
     for other in models[1:]:
@@ -146,7 +164,8 @@ def check_vocab(models: list[LM], tokenizers: dict[str, object] | None = None) -
         first = tokenizers[names[0]]
         for nm in names[1:]:
             tok = tokenizers[nm]
-            a, b = first.get_vocab(), tok.get_vocab()
+            pads = _pad_tokens(first, tok)
+            a, b = [{s: i for s, i in t.get_vocab().items() if s not in pads} for t in (first, tok)]
             if a != b:
                 tok_s, tid = min(set(a.items()) ^ set(b.items()))
                 raise ValueError(f"models '{names[0]}' and '{nm}' use different tokenizers ({len(a)} vs "
@@ -160,8 +179,11 @@ def check_vocab(models: list[LM], tokenizers: dict[str, object] | None = None) -
 
 
 def model_arch(cfg) -> str:
-    """'t5' for T5-family encoder-decoders (fp16 must keep their 'wo' layers in fp32), else the model type."""
-    mt = getattr(cfg, "model_type", "") or ""
+    """'t5' for T5-family encoder-decoders (fp16 must keep their 'wo' layers in fp32), else the model type.
+
+    ``cfg``: a transformers config or a ``config.json`` dict.
+    """
+    mt = (cfg.get("model_type") if isinstance(cfg, dict) else getattr(cfg, "model_type", "")) or ""
     return "t5" if mt in ("t5", "mt5", "umt5") else mt
 
 
@@ -170,16 +192,33 @@ def _model_class(cfg):
     return AutoModelForSeq2SeqLM if getattr(cfg, "is_encoder_decoder", False) else AutoModelForCausalLM
 
 
-def count_params(path_or_id: str, keep_fp32: tuple[str, ...] = ()) -> tuple[int, int]:
+def checkpoint_config(path_or_id: str) -> dict | None:
+    """A checkpoint's ``config.json`` as a dict, without any download; None when it is not at hand.
+
+    A local folder's own file, else the local Hugging Face cache's copy (what will load), else
+    the published config stored in ``data/hf_configs`` (the real presets' ids).
+    """
+    if Path(path_or_id).is_dir():
+        path = Path(path_or_id) / "config.json"
+        return json.loads(path.read_text()) if path.is_file() else None
+    hit = try_to_load_from_cache(path_or_id, "config.json")
+    if isinstance(hit, str):
+        return json.loads(Path(hit).read_text())
+    return published_config(path_or_id) if path_or_id in stored_ids() else None
+
+
+def count_params(path_or_id: str | dict, keep_fp32: tuple[str, ...] = ()) -> tuple[int, int]:
     """(parameters, those in modules named in ``keep_fp32``) of a checkpoint, read from its config only.
 
-    The model is built on the meta device: no weights are downloaded or allocated. The
-    config's own ``tie_word_embeddings`` is kept (transformers 5.24's T5Config reports True
-    for the untied FLAN-T5 checkpoints, which would drop their ``lm_head`` from the count).
+    ``path_or_id``: a folder, a hub id (its config from ``checkpoint_config``, fetched only when
+    it is not at hand) or a ``config.json`` dict. The model is built on the meta device: no
+    weights are downloaded or allocated. The config's own ``tie_word_embeddings`` is kept
+    (transformers 5.24's T5Config reports True for the untied FLAN-T5 checkpoints, which would
+    drop their ``lm_head`` from the count).
     """
-    from transformers import PretrainedConfig
-    from .shadow import build_on_meta
-    cfg, _ = PretrainedConfig.get_config_dict(path_or_id)
+    cfg = path_or_id if isinstance(path_or_id, dict) else checkpoint_config(path_or_id)
+    if cfg is None:
+        cfg, _ = PretrainedConfig.get_config_dict(path_or_id)
     model = build_on_meta(cfg)
     n = n32 = 0
     for name, p in model.named_parameters():  # tied parameters come once
@@ -235,6 +274,35 @@ def check_loaded(model, pol: config.Policy) -> str | None:
     return None
 
 
+class _UntiedHeadNote(logging.Filter):
+    """Drops transformers' warning that T5's ``lm_head`` is not tied to ``shared``.
+
+    transformers 5.24's T5Config says tied whatever the checkpoint's config says; the published
+    FLAN-T5 checkpoints carry their own ``lm_head`` (untied) and one input embedding shared by
+    encoder and decoder. Loading with the default config gives exactly that tying (``lm_head``
+    kept, embeddings shared) and warns; ``tie_word_embeddings=False`` would instead re-initialise
+    the encoder's and decoder's embeddings at random. So the load is right and the note is noise.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        return not ("tied weights mapping" in msg and "lm_head.weight" in msg)
+
+
+@contextlib.contextmanager
+def _published_tying(arch: str):
+    """Silence the untied-``lm_head`` warning while a T5 checkpoint loads (see ``_UntiedHeadNote``)."""
+    if arch != "t5":
+        yield
+        return
+    hf_log, note = logging.getLogger("transformers.modeling_utils"), _UntiedHeadNote()
+    hf_log.addFilter(note)
+    try:
+        yield
+    finally:
+        hf_log.removeFilter(note)
+
+
 def load_lm(name: str, path_or_id: str, device=None, dtype=None, real: bool = False,
             policy: config.Policy | None = None, **hf_kwargs) -> LM:
     """Load an HF checkpoint (local dir or hub id) as an LM adapter, placed by the device/dtype policy.
@@ -247,19 +315,20 @@ def load_lm(name: str, path_or_id: str, device=None, dtype=None, real: bool = Fa
     logits on a short input; if not, it is reloaded in fp32 and a line says so.
     """
     from transformers import AutoConfig
-    cfg = AutoConfig.from_pretrained(path_or_id)
+    cfg = AutoConfig.from_pretrained(path_or_id, local_files_only=hf_kwargs.get("local_files_only", False))
     pol = policy or config.policy("real" if real else "tiny", model_arch(cfg), config.describe_device(device),
                                   dtype, device)
     cls = _model_class(cfg)
 
     def load(dt):
-        model = cls.from_pretrained(path_or_id, dtype=dt, **hf_kwargs)
+        with _published_tying(model_arch(cfg)):
+            model = cls.from_pretrained(path_or_id, dtype=dt, **hf_kwargs)
         return model if "device_map" in hf_kwargs else model.to(pol.device)
 
     model = load(pol.dtype)
     problem = check_loaded(model, pol)
     if problem:
-        print(f"load_lm: {path_or_id}: {problem}; reloading it in fp32")
+        log.warning(f"load_lm: {path_or_id}: {problem}; reloading it in fp32")
         del model
         model = load(torch.float32)
     lm = LM(name=name, model=model, model_id=str(path_or_id))

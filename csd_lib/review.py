@@ -34,9 +34,14 @@ class Review:
 
 
 def probs(logits: torch.Tensor, temperature: float) -> torch.Tensor:
-    """Softmax at a temperature; greedy (T=0) uses T=1 probabilities for lenience."""
+    """Softmax at a temperature; greedy (T=0) uses T=1 probabilities for lenience.
+
+    The row max is subtracted before dividing by T: the same softmax, but a tiny T gives
+    ``-inf`` (probability 0) instead of ``inf - inf = nan``, so it tends to the argmax (ties share).
+    """
     t = temperature if temperature > 0 else 1.0
-    return torch.softmax(logits / t, dim=-1)
+    z = logits - logits.amax(dim=-1, keepdim=True)  # (..., V), every entry <= 0
+    return torch.softmax(torch.where(z == 0, z, z / t), dim=-1)  # the max stays 0 even where T underflows
 
 
 def token_q(q: torch.Tensor | None, x: torch.Tensor) -> torch.Tensor:

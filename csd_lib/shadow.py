@@ -13,32 +13,40 @@ proves that the path works and measures how long each call takes, never what a c
 gains.
 
 Weights are stored in fp16: half the bytes of fp32, and every load casts them to the
-dtype its policy asks for (fp32 on the CPU). The tokenizer is a BPE trained on the
-bundled task texts (``data/tasks``) and padded with unreachable filler pieces up to the
-real vocabulary size, so prompts split into word pieces much as the real ones do.
+dtype its policy asks for (fp32 on the CPU). The tokenizer is a BPE trained on repo text only
+(the bundled task texts in ``data/tasks``, the workbook's prompt templates and the English word
+list ``data/shadow_words.txt``) and padded with unreachable filler pieces up to the real
+vocabulary size. Like SentencePiece it splits at spaces and punctuation (and Llama's at every
+digit), so English costs about as many tokens per word as with the real tokenizers:
+``tokens_per_word`` measures it, docs/REFERENCE.md gives the published rates.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
 import tempfile
 from pathlib import Path
 
 import torch
 
-from . import config
+from . import config, tasks
+from .archs import CONFIGS_DIR, build as _build, build_on_meta, published_config, read_stored, stored_ids
+from .presets import REAL_PRESETS
 
-CONFIGS_DIR = config.DATA_ROOT / "hf_configs"
+log = logging.getLogger(__name__)
+
+WORDS_FILE = config.DATA_ROOT / "shadow_words.txt"
 SHARD_BYTES = 4 * 2**30          # safetensors shard size for full-depth checkpoints
 STORE_DTYPE = torch.float16      # see the module docstring
 LAYER_KEYS = ("num_layers", "num_decoder_layers", "num_hidden_layers")
-FORMAT = 1                       # bump when the files written change: old snapshots are then rebuilt
+DEFAULT_PRESETS = ("flan-t5-colab", "flan-t5", "vicuna")
+FORMAT = 2                       # bump when the files written change: old snapshots are then rebuilt
 
 
 def preset_ids(presets) -> list[str]:
     """The repo ids of the given real presets, target first, each once."""
-    from .families import REAL_PRESETS
     ids = []
     for name in presets:
         if name not in REAL_PRESETS:
@@ -49,31 +57,13 @@ def preset_ids(presets) -> list[str]:
     return ids
 
 
-def stored_ids() -> list[str]:
-    """Every repo id with a stored published config (``data/hf_configs/ORG/NAME``)."""
-    return sorted(f"{p.parent.parent.name}/{p.parent.name}" for p in CONFIGS_DIR.glob("*/*/config.json"))
-
-
-def _read(repo_id: str, name: str) -> dict:
-    path = CONFIGS_DIR / repo_id / name
-    if not path.exists():
-        raise ValueError(f"no stored published {name} for {repo_id!r} ({path} not found); "
-                         f"stored ids: {', '.join(stored_ids())}")
-    return json.loads(path.read_text())
-
-
-def published_config(repo_id: str) -> dict:
-    """The published ``config.json`` of ``repo_id`` as stored in ``data/hf_configs``."""
-    return _read(repo_id, "config.json")
-
-
 def published_generation_config(repo_id: str) -> dict:
-    return _read(repo_id, "generation_config.json")
+    return read_stored(repo_id, "generation_config.json")
 
 
 def tokenizer_facts(repo_id: str) -> dict:
     """Vocabulary size, special tokens and published parameter count of ``repo_id``."""
-    return _read(repo_id, "tokenizer_facts.json")
+    return read_stored(repo_id, "tokenizer_facts.json")
 
 
 def shadow_config(repo_id: str, max_layers: int | None = None) -> dict:
@@ -86,44 +76,6 @@ def shadow_config(repo_id: str, max_layers: int | None = None) -> dict:
             if key in cfg:
                 cfg[key] = min(cfg[key], max_layers)
     return cfg
-
-
-def config_object(cfg: dict):
-    """A transformers config from a published dict, with the published tying kept.
-
-    transformers 5.24's T5Config reports ``tie_word_embeddings=True`` whatever the dict
-    says; the published FLAN-T5 checkpoints are untied (their own ``lm_head``), so the
-    flag is set back here before a model is built from it.
-    """
-    from transformers import CONFIG_MAPPING
-    obj = CONFIG_MAPPING[cfg["model_type"]].from_dict(dict(cfg))
-    obj.tie_word_embeddings = bool(cfg.get("tie_word_embeddings", True))
-    return obj
-
-
-def _model_class(cfg: dict):
-    import transformers
-    if cfg.get("architectures"):
-        return getattr(transformers, cfg["architectures"][0])
-    seq2seq = cfg.get("is_encoder_decoder", False)
-    return transformers.AutoModelForSeq2SeqLM if seq2seq else transformers.AutoModelForCausalLM
-
-
-def _build(cfg: dict, dtype: torch.dtype):
-    obj = config_object(cfg)
-    cls = _model_class(cfg)
-    model = cls.from_config(obj, dtype=dtype) if cls.__name__.startswith("Auto") else cls._from_config(obj, dtype=dtype)
-    if cfg.get("is_encoder_decoder"):
-        # Untied T5 in transformers 5.24 also unties the encoder's and decoder's input
-        # embeddings from ``shared``; the published checkpoints share one input embedding.
-        model.set_input_embeddings(model.get_input_embeddings())
-    return model
-
-
-def build_on_meta(cfg: dict):
-    """The model a config dict describes, on the meta device (nothing allocated), with its published tying."""
-    with torch.device("meta"):
-        return _build(cfg, torch.float32)
 
 
 def count_params(cfg: dict) -> int:
@@ -171,13 +123,30 @@ def random_model(cfg: dict, seed: int = 0, device=None, dtype: torch.dtype = STO
 # -- tokenizers --------------------------------------------------------------------------
 
 def _corpus() -> list[str]:
+    """The tokenizer's training text: repo files only, so every machine builds the same pieces."""
     texts = []
     for path in sorted(config.TASKS_DIR.glob("*.jsonl")):
         for line in path.read_text().splitlines():
             if line.strip():
                 row = json.loads(line)
                 texts.append(row.get("prompt", "") + " " + row.get("reference", ""))
+    texts += [tasks.GSM8K_PROMPT, tasks.MMLU_PROMPT, tasks.VICUNA_GSM8K_PROMPT, tasks.VICUNA_MMLU_PREFIX,
+              tasks.VICUNA_MMLU_SUFFIX, tasks.VICUNA_TEMPLATE]
+    words = [w for line in WORDS_FILE.read_text().splitlines() if not line.startswith("#") for w in line.split()]
+    texts += [" ".join(words), " ".join(w[:1].upper() + w[1:] for w in words)]  # sentence starts too
     return texts
+
+
+def tokens_per_word(tokenizer, texts=None) -> float:
+    """Tokens (special tokens left out) per whitespace-separated word of ``texts``.
+
+    Default texts: the prompts of the bundled synth-gsm8k test split.
+    """
+    if texts is None:
+        lines = (config.TASKS_DIR / "synth-gsm8k-test.jsonl").read_text().splitlines()
+        texts = [json.loads(line)["prompt"] for line in lines if line.strip()]
+    n_tokens = sum(len(tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts)
+    return n_tokens / sum(len(t.split()) for t in texts)
 
 
 def build_tokenizer(facts: dict):
@@ -199,7 +168,13 @@ def build_tokenizer(facts: dict):
         head += [f"<0x{b:02X}>" for b in range(256)]
     sentinels = [f"<extra_id_{i}>" for i in reversed(range(facts.get("extra_ids", 0)))]
     n_pieces = size - len(head) - len(sentinels)
-    meta = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always" if kind == "t5" else "first")
+    # SentencePiece's splits: at spaces (kept as "\u2581" on the next piece), around punctuation,
+    # and for Llama (split_digits) around every digit.
+    splits = [pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always" if kind == "t5" else "first"),
+              pre_tokenizers.Punctuation("isolated")]
+    if kind == "llama":
+        splits.append(pre_tokenizers.Digits(individual_digits=True))
+    meta = pre_tokenizers.Sequence(splits)
     trainer_tk = Tokenizer(models.BPE(unk_token=None))
     trainer_tk.pre_tokenizer = meta
     trainer = trainers.BpeTrainer(vocab_size=n_pieces, show_progress=False, special_tokens=[])
@@ -326,9 +301,9 @@ def build_shadow(out_dir, repo_id: str, max_layers: int | None = None, seed: int
     return record
 
 
-def build_shadows(out_dir, presets=("flan-t5-colab", "flan-t5", "vicuna"), max_layers: int | None = None,
-                  seed: int = 0, device=None, verbose: bool = True) -> list[dict]:
-    """Write shadow checkpoints of every model of ``presets`` into the hub cache ``out_dir``.
+def build_shadows(out_dir, presets=DEFAULT_PRESETS, max_layers: int | None = None,
+                  seed: int = 0, device=None, verbose: bool = True, ids=None) -> list[dict]:
+    """Write shadow checkpoints of every model of ``presets`` (or of ``ids``) into the hub cache ``out_dir``.
 
     Args:
         out_dir: the hub cache to write; use it with ``HF_HUB_CACHE=out_dir``.
@@ -336,14 +311,24 @@ def build_shadows(out_dir, presets=("flan-t5-colab", "flan-t5", "vicuna"), max_l
         max_layers: cut every layer count to at most this (width, vocabulary and everything
             else stay as published); None keeps the full depth.
         device: where the random weights are initialised (a GPU makes full-depth builds fast).
-    Returns one record per id: ``id``, ``params_full``, ``params_built``, ``cut``, ``path``, ``reused``.
+        verbose: log one line per model (the ``csd_lib`` logger, stderr).
+        ids: repo ids with a stored config (``stored_ids()``), built instead of ``presets``.
+    Returns one record per id: ``id``, ``params_full``, ``params_built``, ``cut``, ``path``, ``reused``
+    and ``tokens_per_word`` (its tokenizer on the synth-gsm8k test prompts, see ``tokens_per_word``).
     """
     out_dir = Path(out_dir)
-    ids = preset_ids(presets)
+    ids = preset_ids(presets) if ids is None else list(dict.fromkeys(ids))
+    stored = stored_ids()
+    unknown = [rid for rid in ids if rid not in stored]
+    if unknown:
+        raise ValueError(f"no stored published config for {', '.join(map(repr, unknown))}; "
+                         f"stored ids: {', '.join(stored)}")
+    if not ids:
+        raise ValueError("no models to build: give at least one preset or id")
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"--out {out_dir} is a file; give a folder for the hub cache")
     out_dir.mkdir(parents=True, exist_ok=True)
-    records, toks = [], {}
+    records, toks, rates = [], {}, {}
     for i, rid in enumerate(ids):
         facts = tokenizer_facts(rid)
         key = json.dumps(facts, sort_keys=True)
@@ -352,10 +337,20 @@ def build_shadows(out_dir, presets=("flan-t5-colab", "flan-t5", "vicuna"), max_l
         if key not in toks and not snap_exists:
             toks[key] = build_tokenizer(facts)
         rec = build_shadow(out_dir, rid, max_layers, seed=seed + i, device=device, tokenizer=toks.get(key))
+        if key not in rates:
+            from transformers import AutoTokenizer
+            rates[key] = tokens_per_word(toks.get(key) or AutoTokenizer.from_pretrained(rec["path"]))
+        rec["tokens_per_word"] = rates[key]
         records.append(rec)
         if verbose:
-            cut = ", ".join(f"{k} {v}" for k, v in rec["cut"].items()) or "full depth"
-            print(f"{rid}: {rec['params_built'] / 1e6:,.1f}M parameters built "
-                  f"({rec['params_full'] / 1e6:,.1f}M at full depth); cut: {cut}"
-                  f"{' (already there)' if rec['reused'] else ''}", flush=True)
+            log.info(describe(rec))
     return records
+
+
+def describe(record: dict) -> str:
+    """One line on a ``build_shadows`` record: sizes, cut, the tokenizer's tokens per word."""
+    cut = ", ".join(f"{k} {v}" for k, v in record["cut"].items()) or "full depth"
+    return (f"{record['id']}: {record['params_built'] / 1e6:,.1f}M parameters built "
+            f"({record['params_full'] / 1e6:,.1f}M at full depth); cut: {cut}; tokenizer: "
+            f"{record['tokens_per_word']:.2f} tokens per word on the synth-gsm8k prompts"
+            f"{' (already there)' if record['reused'] else ''}")

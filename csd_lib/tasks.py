@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import random
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from csd_lib import config
+
+log = logging.getLogger(__name__)
 
 GSM8K_PROMPT = "Reason the math question below step by step. Question: {question}.\n Answer: "
 MMLU_PROMPT = "Question: {q}\n(A) {a} (B) {b} (C) {c} (D) {d}\n Answer: \n Let's think step by step. "
@@ -432,7 +435,7 @@ def _from_hub(task: str, split: str) -> list[Example] | None:
     try:
         import datasets
     except ImportError:
-        print(f"load_task: the `datasets` package is not installed, so {task} cannot come from the HF hub; "
+        log.info(f"load_task: the `datasets` package is not installed, so {task} cannot come from the HF hub; "
               f"`pip install datasets`, or set CSD_DATA_DIR to a folder with {task}/")
         return None
     try:
@@ -444,11 +447,12 @@ def _from_hub(task: str, split: str) -> list[Example] | None:
         rows = [(r["question"], *r["choices"], _LETTERS[r["answer"]]) for r in ds]
         return _mmlu_rows_to_examples(rows, "hub:cais/mmlu")
     except (ConnectionError, OSError, ValueError) as err:  # offline, missing cache, DNS
-        print(f"load_task: the hub could not serve {task} ({type(err).__name__}); falling back")
+        log.info(f"load_task: the hub could not serve {task} ({type(err).__name__}); falling back")
         return None
 
 
-def load_task(name: str, split: str = "test", n: int | None = None, seed: int = 0) -> list[Example]:
+def load_task(name: str, split: str = "test", n: int | None = None, seed: int = 0,
+              at_most: bool = False) -> list[Example]:
     """Examples of a task with the paper's prompt, first ``n`` of them.
 
     ``gsm8k``/``mmlu`` come from (1) ``config.data_dir()``, (2) the HF hub when not
@@ -459,17 +463,22 @@ def load_task(name: str, split: str = "test", n: int | None = None, seed: int = 
     with the ``<<...>>`` calculator annotations removed and ``#### N`` replaced by
     ``The answer is N.`` (see ``clean_gsm8k_answer``). Synthetic tasks are deterministic in
     ``(split, seed)``; the ``test`` split with seed 0 is read from ``data/tasks/``.
-    Prints one line naming the source used.
+    A split of fixed size (a bundled test split, a dataset) holding fewer than ``n`` examples
+    is a ValueError that says how many it holds, unless ``at_most`` (then: all of them).
+    Logs one line naming the source used.
     """
     if name not in TASKS:
         raise ValueError(f"unknown task {name!r}; valid names: {', '.join(TASKS)}")
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; use one of {SPLITS}")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise ValueError(f"n must be an integer >= 1 or None (all), got {n!r}")
     if name.startswith("synth-"):
+        n = _check_size(name, split, n, N_BUNDLED if split == "test" and seed == 0 else None, at_most)
         exs = _load_synth(name, split, n, seed)
         where = bundled_path(name) if split == "test" and seed == 0 and bundled_path(name).is_file() \
             else f"generated ({split}, seed {seed})"
-        print(f"load_task: {name}/{split}: {len(exs)} examples from {where}")
+        log.info(f"load_task: {name}/{split}: {len(exs)} examples from {where}")
         return exs
     root = config.data_dir()
     exs = _from_local(name, split, root) if root is not None else None
@@ -479,14 +488,26 @@ def load_task(name: str, split: str = "test", n: int | None = None, seed: int = 
         where = "the HF hub"
     if exs is None:
         synth = "synth-" + name
+        n = _check_size(synth, split, n, N_BUNDLED if split == "test" else None, at_most)
         exs = _load_synth(synth, split, n, 0)
         why = "the network is off, HF_HUB_OFFLINE=1" if config.HF_OFFLINE else "the hub could not serve it"
-        print(f"load_task: {name} is not available ({why}; set CSD_DATA_DIR to a local copy); "
+        log.info(f"load_task: {name} is not available ({why}; set CSD_DATA_DIR to a local copy); "
               f"using the {'bundled' if split == 'test' else 'generated'} {synth} {split} split ({len(exs)} examples)")
         return exs
+    n = _check_size(name, split, n, len(exs), at_most)
     exs = exs[:n] if n is not None else exs
-    print(f"load_task: {name}/{split}: {len(exs)} examples from {where}")
+    log.info(f"load_task: {name}/{split}: {len(exs)} examples from {where}")
     return exs
+
+
+def _check_size(name: str, split: str, n: int | None, size: int | None, at_most: bool) -> int | None:
+    """How many to take when ``n`` are asked of a split holding ``size`` (None: any number can be generated)."""
+    if n is None or size is None or n <= size:
+        return n
+    if not at_most:
+        raise ValueError(f"{name}/{split} holds {size} examples, {n} were asked for; pass n <= {size} "
+                         f"(--n {size} on the command line)")
+    return size
 
 
 def corpus(split: str = "train", n: int = 1000, seed: int = 0,
@@ -503,6 +524,6 @@ def bigram_corpus(task: str = "gsm8k", n: int = 2000) -> tuple[list[str], str]:
     (no CSD_DATA_DIR, offline, or no ``datasets``) it is the synthetic look-alike's train split.
     The source is a short label for cache names: e.g. ``gsm8k-train`` or ``synth-gsm8k-train``.
     """
-    exs = load_task(task, "train", n)
+    exs = load_task(task, "train", n, at_most=True)
     real = exs and exs[0].task == task
     return [ex.prompt + ex.reference for ex in exs], f"{task if real else 'synth-' + task.removeprefix('synth-')}-train"

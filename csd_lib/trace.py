@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from .plan import Plan
+
 TARGET_CORRECTION, TARGET_BONUS = "target-correction", "target-bonus"
 
 
@@ -142,10 +144,10 @@ class Generation:
     events: list[Event]
     stats: Stats
     method: str
-    config: dict
+    plan: Plan
 
     def to_dict(self, events: bool = False) -> dict:
-        d = {"method": self.method, "config": self.config, "text": self.text,
+        d = {"method": self.method, "plan": self.plan.to_dict(), "text": self.text,
              "token_ids": self.token_ids, "provenance": self.provenance,
              "stats": self.stats.to_dict()}
         if events:

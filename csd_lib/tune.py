@@ -14,9 +14,13 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from tqdm.auto import tqdm
 
-from .cascade import check_lenience, check_max_new_tokens, encode_prompt, generate
+from .cascade import encode_prompt, generate
+from .costs import device_name, load_costs, measure_costs
 from .ewif import predict_speedup
+from .plan import Plan, check_lenience, check_max_new_tokens
+from .tasks import load_task
 
 
 @dataclass
@@ -54,17 +58,10 @@ def _nan_fill(values: list[float]) -> list[float]:
     return a.tolist()
 
 
-def _stats(x) -> dict:
-    """Stats as a plain dict, from a Generation, a Stats, or a bench record's stats."""
-    if hasattr(x, "stats"):
-        x = x.stats
-    elif isinstance(x, dict) and "stats" in x:
-        x = x["stats"]
-    return x.to_dict() if hasattr(x, "to_dict") else x
+def acceptance_table(stats: list[dict], min_reached: int = 3) -> dict:
+    """{(reviewer, proposer): conditional acceptance per block position} pooled over generations.
 
-
-def acceptance_table(runs, min_reached: int = 3) -> dict:
-    """{(reviewer, proposer): conditional acceptance per block position} pooled over runs.
+    ``stats``: each generation's stats as a dict (``g.stats.to_dict()``, a bench record's ``stats``).
 
     Positions reached fewer than ``min_reached`` times take their nearest observed
     neighbour. The row ends with the pooled rate over all reached positions (the i.i.d.
@@ -73,8 +70,8 @@ def acceptance_table(runs, min_reached: int = 3) -> dict:
     observed position.
     """
     pooled: dict[str, tuple[list[int], list[int]]] = {}
-    for run in runs:
-        for key, st in _stats(run)["acceptance"].items():
+    for run in stats:
+        for key, st in run["acceptance"].items():
             r, a = pooled.setdefault(key, ([], []))
             for i, (x, y) in enumerate(zip(st["reached"], st["accepted"])):
                 while len(r) <= i:
@@ -111,12 +108,12 @@ def complete_table(table: dict, levels: list[str], default: float = 0.3) -> dict
     return out
 
 
-def latency_costs(runs) -> dict:
-    """Measured seconds per forward call, relative to the target's (MaG costs 0)."""
+def latency_costs(stats: list[dict]) -> dict:
+    """Measured seconds per forward call, relative to the target's (MaG costs 0); ``stats`` as
+    :func:`acceptance_table` takes them."""
     calls: dict[str, int] = {}
     time_: dict[str, float] = {}
-    for run in runs:
-        st = _stats(run)
+    for st in stats:
         for n, c in st["calls"].items():
             calls[n] = calls.get(n, 0) + c
             time_[n] = time_.get(n, 0.0) + st["forward_time"].get(n, 0.0)
@@ -126,25 +123,38 @@ def latency_costs(runs) -> dict:
     return costs
 
 
-def _run(fam, prompts, k, lenience, max_new_tokens) -> tuple[float, float, list]:
-    """(CSD wall, AR wall, CSD generations): AR runs right before CSD on each prompt.
+def _interleaved(fam, prompts: list[str], variants: list[dict], max_new_tokens: int, reps: int = 1,
+                 warmup: bool = True) -> tuple[float, list[float], list[list]]:
+    """(AR wall, each variant's wall, each variant's generations): on every prompt AR runs first,
+    then every :func:`generate` variant (keyword arguments), ``reps`` times over.
 
     A speedup against an AR measured once at the start drifts with the machine (a
     configuration measured in a slow spell looks worse than one measured early); against
     AR on the same prompts at the same moment it does not.
     """
-    wall = ar = 0.0
-    gens = []
-    for p in prompts:
-        ar += generate(fam, p, "ar", max_new_tokens=max_new_tokens).stats.wall_time
-        gens.append(generate(fam, p, "csd", k=k, lenience=lenience, max_new_tokens=max_new_tokens))
-        wall += gens[-1].stats.wall_time
+    if warmup:
+        generate(fam, prompts[0], **{**variants[0], "max_new_tokens": max_new_tokens})
+    ar, walls, gens = 0.0, [0.0] * len(variants), [[] for _ in variants]
+    for _ in range(reps):
+        for p in prompts:
+            ar += generate(fam, p, "ar", max_new_tokens=max_new_tokens).stats.wall_time
+            for i, kw in enumerate(variants):
+                gens[i].append(generate(fam, p, max_new_tokens=max_new_tokens, **kw))
+                walls[i] += gens[i][-1].stats.wall_time
+    return ar, walls, gens
+
+
+def _run(fam, prompts, k, lenience, max_new_tokens) -> tuple[float, float, list]:
+    """(CSD wall, AR wall, CSD generations) of one (K, lenience), AR right before CSD on each prompt."""
+    ar, (wall,), (gens,) = _interleaved(fam, prompts, [{"method": "csd", "k": k, "lenience": lenience}],
+                                         max_new_tokens, warmup=False)
     return wall, ar, gens
 
 
 def candidate_grid(n_drafters: int, k1=(1, 2, 3, 4, 6, 8), k2=(0, 2, 5, 10, 15, 20), k_inner=(1, 2),
-                   mag=10, leniences=(1.0, 2.0, 3.0, 5.0)):
-    """(K, lenience) candidates: K[0] varies the horizontal split, K[1] the inner budget."""
+                   *, mag: int, leniences=(1.0, 2.0, 3.0, 5.0)):
+    """(K, lenience) candidates: K[0] varies the horizontal split, K[1] the inner budget;
+    ``mag``: MaG's block (the family's ``mag.n``), its column everywhere."""
     out = []
     if n_drafters == 2:  # base, small, MaG
         for a, b, c, lam in itertools.product(k1, k2, k_inner, leniences):
@@ -160,7 +170,6 @@ def candidate_grid(n_drafters: int, k1=(1, 2, 3, 4, 6, 8), k2=(0, 2, 5, 10, 15, 
 def calibration_prompts(task_or_prompts, n: int = 6) -> list[str]:
     """A calibration slice: the task's validation split (never its test split), or given prompts."""
     if isinstance(task_or_prompts, str):
-        from .tasks import load_task
         return [ex.prompt for ex in load_task(task_or_prompts, "val", n)]
     return list(task_or_prompts)
 
@@ -180,7 +189,6 @@ def _check_args(max_new_tokens, n, candidates=None, **counts) -> None:
 def family_costs(fam, cost_model=None):
     """The cost model to rank with: the given one, the stored ``results/costs-<family>-<device>.json``,
     or one measured now (about 10 s)."""
-    from .costs import device_name, load_costs, measure_costs
     if cost_model is not None:
         return cost_model
     return load_costs(fam.name, device_name(fam.target.device)) or measure_costs(fam, seconds=10)
@@ -201,10 +209,9 @@ def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens:
     and the per-call cost model (:mod:`csd_lib.costs`; see :func:`family_costs`), over whole
     generations of ``max_new_tokens``.
     """
-    from tqdm.auto import tqdm
     _check_args(max_new_tokens, n, candidates, budget=budget, n_sim=n_sim)
     prompts = calibration_prompts(task_or_prompts, n)
-    candidates = candidates or candidate_grid(len(fam.drafters))
+    candidates = candidates or candidate_grid(len(fam.drafters), mag=fam.mag.n)
     leniences = sorted({lam for _, lam in candidates})
     for p in prompts[:1]:  # warm up every model and shape before timing
         generate(fam, p, "csd", max_new_tokens=max_new_tokens)
@@ -213,20 +220,21 @@ def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens:
     probe_k = probe_k or fam.default_k
     for lam in tqdm(leniences, desc="probe", disable=not progress):
         wall, ar, gens = _run(fam, prompts, probe_k, lam, max_new_tokens)
-        tables[lam] = acceptance_table(gens)
+        tables[lam] = acceptance_table([g.stats.to_dict() for g in gens])
         probe_gens += gens
         ar_walls.append(ar)
         measured.append(Measured(probe_k, lam, wall, ar / wall))
-    costs = latency_costs(probe_gens)
+    costs = latency_costs([g.stats.to_dict() for g in probe_gens])
     cm = family_costs(fam, cost_model)
     L = _cache_length(fam, prompts, max_new_tokens)
     drafters = [d.name for d in fam.drafters] + ["mag"]
+    probe = probe_gens[0].plan
     for lam in tables:
         tables[lam] = complete_table(tables[lam], ["target"] + drafters)
     scored = []
     for k, lam in candidates:
-        pred = predict_speedup({"method": "csd", "drafters": drafters, "k": k, "lenience": lam},
-                               tables, cm, n_sim=n_sim, cache_length=L, horizon=max_new_tokens)["speedup"]
+        pred = predict_speedup(Plan.csd(probe.drafters, k, lam, probe.mag_block), tables, cm, n_sim=n_sim,
+                               cache_length=L, horizon=max_new_tokens)["speedup"]
         scored.append((pred, k, lam))
     scored.sort(key=lambda t: -t[0])
     for pred, k, lam in tqdm(scored[:budget], desc="measure top", disable=not progress):
@@ -240,7 +248,6 @@ def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens:
 def grid_search(fam, task_or_prompts, candidates, max_new_tokens: int = 96, n: int = 6,
                 progress: bool = True) -> TuneResult:
     """Measure every candidate (the brute-force reference for :func:`tune`)."""
-    from tqdm.auto import tqdm
     _check_args(max_new_tokens, n, candidates)
     prompts = calibration_prompts(task_or_prompts, n)
     for p in prompts[:1]:
@@ -255,15 +262,9 @@ def grid_search(fam, task_or_prompts, candidates, max_new_tokens: int = 96, n: i
     return TuneResult(best, measured, ar_wall=float(np.median(ar_walls)))
 
 
-def _interleaved(fam, prompts: list[str], variants: list[dict], max_new_tokens: int, reps: int) -> list[float]:
+def _speedups(fam, prompts: list[str], variants: list[dict], max_new_tokens: int, reps: int) -> list[float]:
     """Walltime speedup over AR of several generate() variants, interleaved with AR per prompt."""
-    generate(fam, prompts[0], **{**variants[0], "max_new_tokens": max_new_tokens})  # warm-up
-    ar, walls = 0.0, [0.0] * len(variants)
-    for _ in range(reps):
-        for p in prompts:
-            ar += generate(fam, p, "ar", max_new_tokens=max_new_tokens).stats.wall_time
-            for i, kw in enumerate(variants):
-                walls[i] += generate(fam, p, max_new_tokens=max_new_tokens, **kw).stats.wall_time
+    ar, walls, _ = _interleaved(fam, prompts, variants, max_new_tokens, reps)
     return [ar / w for w in walls]
 
 
@@ -271,7 +272,7 @@ def remeasure(fam, task_or_prompts, configs, max_new_tokens: int = 96, n: int = 
     """Walltime speedups of several (K, lenience) configs in one run, interleaved with AR per prompt."""
     _check_args(max_new_tokens, n, configs, reps=reps)
     variants = [{"method": "csd", "k": k, "lenience": lam} for k, lam in configs]
-    return _interleaved(fam, calibration_prompts(task_or_prompts, n), variants, max_new_tokens, reps)
+    return _speedups(fam, calibration_prompts(task_or_prompts, n), variants, max_new_tokens, reps)
 
 
 def sd_sweep(fam, task_or_prompts, ks=(3, 5, 8, 12, 16), max_new_tokens: int = 96, n: int = 6,
@@ -279,7 +280,7 @@ def sd_sweep(fam, task_or_prompts, ks=(3, 5, 8, 12, 16), max_new_tokens: int = 9
     """Walltime speedup of plain SD for several draft lengths, interleaved with AR per prompt."""
     _check_args(max_new_tokens, n, reps=reps)
     variants = [{"method": "sd", "k": k} for k in ks]
-    return dict(zip(ks, _interleaved(fam, calibration_prompts(task_or_prompts, n), variants, max_new_tokens, reps)))
+    return dict(zip(ks, _speedups(fam, calibration_prompts(task_or_prompts, n), variants, max_new_tokens, reps)))
 
 
 def predict_sd(fam, task_or_prompts, ks=tuple(range(2, 25)), max_new_tokens: int = 96, n: int = 6,
@@ -294,9 +295,10 @@ def predict_sd(fam, task_or_prompts, ks=tuple(range(2, 25)), max_new_tokens: int
         raise ValueError(f"ks must hold draft lengths >= 1, got {ks!r}")
     prompts = calibration_prompts(task_or_prompts, n)
     gens = [generate(fam, p, "sd", k=ks[-1], max_new_tokens=max_new_tokens, drafter=drafter) for p in prompts]
-    name = gens[0].config["drafters"][0]
-    table = complete_table(acceptance_table(gens, min_reached=1), ["target", name])
+    probe = gens[0].plan
+    name = probe.drafters[0]
+    table = complete_table(acceptance_table([g.stats.to_dict() for g in gens], min_reached=1), ["target", name])
     cm = family_costs(fam, cost_model)
     L = _cache_length(fam, prompts, max_new_tokens)
-    return {k: predict_speedup({"method": "sd", "drafter": name, "k": k}, table, cm, n_sim=n_sim,
-                               cache_length=L, horizon=max_new_tokens)["speedup"] for k in ks}
+    return {k: predict_speedup(probe.with_k(k), table, cm, n_sim=n_sim, cache_length=L,
+                               horizon=max_new_tokens)["speedup"] for k in ks}

@@ -9,7 +9,7 @@ Algorithm 1 for the current K in the ``Output`` widget ``csd-tree``.
 
 K cells are ``Text`` widgets, not ``IntText``: the browser side of ``IntText`` drops what
 does not parse as an integer (letters vanish, 1.5 becomes 1) before Python sees it, so a
-wrong entry could not be reported. Here every entry goes to ``cascade.validate_k``,
+wrong entry could not be reported. Here every entry goes to ``plan.validate_k``,
 which rejects letters, fractions and negative numbers with the same message.
 """
 from __future__ import annotations
@@ -18,7 +18,9 @@ import functools
 import html
 import re
 
-from .cascade import METHODS, generate, validate_k
+from .cascade import generate
+from .plan import METHODS, validate_k
+from .tasks import TASKS, load_task
 from .viz import cascade_tree_figure, stats_html, trace_html
 
 DEFAULT_PROMPT = ("Reason the math question below step by step. Question: Mia has 4 apples. She buys 3 "
@@ -34,8 +36,8 @@ SAMPLE_TEMPERATURE = 2.0
 @functools.cache
 def _k_cell_class():
     """A Text widget class for one K entry; numbers assigned from code become their text."""
-    import ipywidgets as w
-    from traitlets import Unicode
+    import ipywidgets as w  # notebook-only: imported when a panel is built
+    from traitlets import Unicode  # notebook-only: imported when a panel is built
 
     class NumberText(Unicode):
         def validate(self, obj, value):
@@ -51,7 +53,6 @@ def _k_cell_class():
 
 def _default_prompt(fam) -> str:
     """The first test prompt of the family's task, else a fixed GSM8K-style prompt."""
-    from .tasks import TASKS, load_task
     if getattr(fam, "task", None) in TASKS:
         exs = load_task(fam.task, "test", 1)
         if exs:
@@ -180,7 +181,7 @@ def live_panel(fam, prompt: str | None = None, method: str = "csd", max_new_toke
     figure for the current K), ``update()``, ``runs`` (how many generations ran) and
     ``last``/``previous`` (the last two generations), so a notebook can drive it in code.
     """
-    import ipywidgets as w
+    import ipywidgets as w  # notebook-only: imported when a panel is built
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
     rows, cols = k_labels(fam)
@@ -249,7 +250,7 @@ def live_panel(fam, prompt: str | None = None, method: str = "csd", max_new_toke
         box.tree_figure = fig
         tree.clear_output(wait=True)
         with tree:
-            from IPython.display import display
+            from IPython.display import display  # notebook-only: imported when a panel is built
             display(fig)
 
     def update(change=None):

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import torch
 
-from csd_lib.bench import environment, format_table, run_bench, summarize
+from csd_lib.bench import run_bench
+from csd_lib.costs import environment
+from csd_lib.summary import format_table, summarize
 from csd_lib.families import load_family
 from csd_lib.tasks import load_task
 

@@ -30,9 +30,8 @@ import huggingface_hub
 import torch
 
 from csd_lib import config
-from csd_lib.bench import environment
 from csd_lib.fileio import write_atomic
-from csd_lib.costs import measure_costs, save_costs
+from csd_lib.costs import environment, measure_costs, save_costs
 from csd_lib.families import REAL_PRESETS
 from csd_lib.shadow import build_shadows
 

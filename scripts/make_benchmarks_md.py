@@ -11,11 +11,13 @@ from pathlib import Path
 
 import numpy as np
 
-from csd_lib.bench import (ALL_METHODS, bootstrap_median_ci, fastest, mag_share, predicted_vs_measured,
-                           prediction_limits, ratios, read_records, summarize)
+from csd_lib.bench import read_records
+from csd_lib.costs import load_costs
 from csd_lib.fileio import write_atomic
-from csd_lib.costs import cost_figure, load_costs
-from csd_lib.viz import bench_figure
+from csd_lib.predict import prediction_limits
+from csd_lib.records import ALL_METHODS, BenchRecord, fastest
+from csd_lib.summary import bootstrap_median_ci, mag_share, predicted_vs_measured, ratios, summarize
+from csd_lib.viz import bench_figure, cost_figure
 
 ROOT = Path(__file__).resolve().parent.parent
 RES, DOCS = ROOT / "results", ROOT / "docs"
@@ -80,7 +82,7 @@ def pair_ratio(recs: list[dict], num: str, den: str) -> tuple[float, list[float]
     > 1 means ``den`` is faster than ``num`` on the typical example."""
     best = fastest(recs)
     a, b = best.get(num, {}), best.get(den, {})
-    r = [a[i]["stats"]["wall_time"] / b[i]["stats"]["wall_time"] for i in sorted(a) if i in b]
+    r = [a[i].wall_time / b[i].wall_time for i in sorted(a) if i in b]
     return (float(np.median(r)) if r else float("nan")), bootstrap_median_ci(r)
 
 
@@ -140,7 +142,7 @@ def goals(fam: str, recs: list[dict], s: dict, vert: dict | None, pv: dict,
 
 
 def limits(fam: str, recs: list[dict], vrecs: list[dict], arecs: list[dict], cm) -> list[str]:
-    """What the cost model says this run's acceptance allows (csd_lib.bench.prediction_limits)."""
+    """What the cost model says this run's acceptance allows (csd_lib.predict.prediction_limits)."""
     sd_recs = max((recs, arecs), key=lambda r: summarize(r).get("sd", {}).get("speedup_walltime_median", 0)
                   if r else 0)
     lim = prediction_limits(recs, cm, vrecs)
@@ -170,7 +172,8 @@ def limits(fam: str, recs: list[dict], vrecs: list[dict], arecs: list[dict], cm)
 
 
 def recs_k(recs: list[dict], method: str):
-    return next((r["config"]["k"][0][0] for r in recs if r["method"] == method and "config" in r), "?")
+    plans = (BenchRecord.from_dict(r).plan for r in recs if r["method"] == method)
+    return next((p.k[0][0] for p in plans if p is not None), "?")
 
 
 def cost_section(fam: str) -> list[str]:
@@ -322,7 +325,8 @@ def main() -> int:
             extra = {**({f"sd k = {recs_k(arecs, 'sd')} (own run)": alt} if alt else {}),
                      **({"csd base+MaG (own run)": vert} if vert else {})}
             n = s["ar"]["n"]
-            cfg = next((r["config"] for r in recs if r["method"] == "csd" and "config" in r), {})
+            plan = next((p for p in (BenchRecord.from_dict(r).plan for r in recs if r["method"] == "csd") if p), None)
+            cfg = {"k": [list(row) for row in plan.k], "lenience": plan.lenience} if plan else {}
             loads = [r["load1"] for r in recs if r.get("load1") is not None]
             lines += [f"## {fam} on {task} (n = {n}, repeats = {s['ar']['repeats']}, "
                       f"max_new_tokens = {recs[0]['max_new_tokens']})", "",

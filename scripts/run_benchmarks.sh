@@ -45,7 +45,7 @@ for task in $TASKS; do
   # (small gets no budget anywhere)
   python -m csd_lib bench --family tiny-t5 --task "$task" --n "$N" --repeats "$REPEATS" --threads "$THREADS" \
     --methods ar,csd \
-    --k "$(python -c 'from csd_lib.bench import vertical_k; from csd_lib.families import TINY_PRESETS as P; print(vertical_k(P["tiny-t5"]["sd_k"]))')" \
+    --k "$(python -c 'from csd_lib.predict import vertical_k; from csd_lib.presets import TINY_PRESETS as P; k = P["tiny-t5"]["k"]; print(vertical_k(P["tiny-t5"]["sd_k"], len(k), k[-1][-1]))')" \
     --lenience "$(python -c 'from csd_lib.families import TINY_PRESETS as P; print(P["tiny-t5"]["lenience"])')" \
     --out "results/tiny-t5-$task-vertical.jsonl"
 done

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from csd_lib.bench import environment
-from csd_lib.fileio import write_atomic
+from csd_lib.costs import environment
 from csd_lib.families import load_family
+from csd_lib.fileio import write_atomic
 from csd_lib.tune import candidate_grid, family_costs, grid_search, predict_sd, remeasure, sd_sweep, tune
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,9 +51,9 @@ def main() -> int:
     for name in args.families.split(","):
         fam = load_family(name)
         if len(fam.drafters) == 2:
-            cands = candidate_grid(2, k1=(1, 2, 4, 6, 8), k2=(0, 5, 10, 15), k_inner=(1,))
+            cands = candidate_grid(2, k1=(1, 2, 4, 6, 8), k2=(0, 5, 10, 15), k_inner=(1,), mag=fam.mag.n)
         else:
-            cands = candidate_grid(1, k1=(1, 2, 3, 4, 6, 8))
+            cands = candidate_grid(1, k1=(1, 2, 3, 4, 6, 8), mag=fam.mag.n)
         t0 = time.perf_counter()
         cm = family_costs(fam)
         tr = tune(fam, args.task, budget=args.budget, candidates=cands, n=args.n,

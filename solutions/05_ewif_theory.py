@@ -2,7 +2,6 @@
 import numpy as np
 
 from csd_lib import config, ewif, generate, load_family, load_task
-from csd_lib.bench import ewif_config
 from csd_lib.tune import acceptance_table
 
 # 1. Smallest alpha for which SD beats AR at c = 0.3. For k = 1, EWIF = (1 + alpha) / (1 + c) > 1
@@ -34,12 +33,12 @@ k = [list(r) for r in fam.default_k]
 k[0][0] = 2
 for kk_ in (fam.default_k, k):
     gens = [generate(fam, p, "csd", k=kk_, max_new_tokens=64) for p in prompts]
-    cfg = ewif_config(gens[0].config)
+    plan = gens[0].plan
     costs = {**gens[0].stats.model_size_costs(), "mag": 0.0}
     measured = sum(g.stats.n_tokens for g in gens) / sum(n * costs.get(m, 0.0) for g in gens for m, n in g.stats.calls.items())
-    table = acceptance_table(gens, min_reached=1)
+    table = acceptance_table([g.stats.to_dict() for g in gens], min_reached=1)
     try:
-        pred = ewif.predict_speedup(cfg, table, costs, n_sim=5000)["speedup"]
+        pred = ewif.predict_speedup(plan, table, costs, n_sim=5000)["speedup"]
     except (KeyError, ValueError) as e:  # a pair the runs never exercised (notebook 05 fills it from a neighbour)
         print(f"ex4 K={kk_}: measured SWI {measured:.2f}; prediction needs a pair the runs never saw: {e}")
         continue

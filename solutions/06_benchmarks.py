@@ -2,14 +2,14 @@
 import tempfile
 from pathlib import Path
 
-from csd_lib import bench, config, load_family, load_task
+from csd_lib import bench, config, load_family, load_task, summary
 
 fam = load_family(config.FAMILY)
 examples = load_task(fam.task, "test", 3, seed=config.SEED)
 tmp = Path(tempfile.mkdtemp())
 
 # 1. Two recomputed runs: SWI depends only on call counts (fixed under greedy decoding), walltime on load.
-runs = [bench.summarize(bench.run_bench(fam, examples, ["ar", "sd", "csd"], tmp / f"r{i}.jsonl", max_new_tokens=48, progress=False))
+runs = [summary.summarize(bench.run_bench(fam, examples, ["ar", "sd", "csd"], tmp / f"r{i}.jsonl", max_new_tokens=48, progress=False))
         for i in range(2)]
 for m in ("sd", "csd"):
     print(f"ex1 {m}: SWI {runs[0][m]['speedup_swi_ms']:.3f} / {runs[1][m]['speedup_swi_ms']:.3f}, "
@@ -29,6 +29,6 @@ for m in ("sd", "csd"):
 # 3. Another K: SWI moves with the calls it causes, walltime with calls and overhead.
 n = len(fam.drafters) + 1
 k = [[2, 10, 10], [0, 1, 10], [0, 0, 10]] if n == 3 else [[2, 10], [0, 10]]
-other = bench.summarize(bench.run_bench(fam, examples, ["ar", "csd"], tmp / "k.jsonl", max_new_tokens=48, k=k, progress=False))
+other = summary.summarize(bench.run_bench(fam, examples, ["ar", "csd"], tmp / "k.jsonl", max_new_tokens=48, k=k, progress=False))
 print(f"ex3 K={k}: SWI {other['csd']['speedup_swi_ms']:.2f} (default K {s['csd']['speedup_swi_ms']:.2f}), "
       f"walltime {other['csd']['speedup_walltime']:.2f} (default K {s['csd']['speedup_walltime']:.2f})")

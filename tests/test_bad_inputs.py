@@ -9,13 +9,16 @@ A few cases run the real console commands as subprocesses.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
+import torch
 
 from csd_lib import generate, random_family
 from csd_lib.__main__ import main, parser, prog_name
@@ -32,10 +35,15 @@ def fam():
     return random_family("llama", vocab_size=32, n_drafters=2, seed=0)
 
 
-def gen(**kw):
-    return lambda d: generate(fam(), [3, 4, 5], **{"max_new_tokens": 4, **kw})
+def gen(prompt=(3, 4, 5), **kw):
+    return lambda d: generate(fam(), list(prompt) if isinstance(prompt, tuple) else prompt,
+                              **{"max_new_tokens": 4, **kw})
 
 
+OTHER_RUN = json.dumps({"example": 0, "method": "ar", "rep": 0, "family": "tiny-llama", "task": "synth-gsm8k",
+                        "source": "synthetic:test:seed0:0", "max_new_tokens": 128, "token_ids": [5],
+                        "stats": {"n_tokens": 1, "wall_time": 0.1},
+                        "config": {"k": None, "lenience": 1.0, "drafters": []}}).encode() + b"\n"
 FILES = {  # written into a fresh folder per case; {d} in argv is that folder
     "nonutf8.jsonl": b'{"prompt": "a"}\n\xff\xfe\n',
     "malformed.jsonl": b'{"prompt": "a"}\n\n{oops\n',
@@ -43,10 +51,15 @@ FILES = {  # written into a fresh folder per case; {d} in argv is that folder
     "blank.jsonl": b"\n  \n",
     "k_bad.json": b"[[1, 2],\n [0, 1}\n",
     "k_nonutf8.json": b"[[1, \xe9]]\n",
-    "results_bad.jsonl": b'{"example": 0, "method": "ar"}\n{oops\n{"example": 1, "method": "ar"}\n',
-    "results_nonutf8.jsonl": b'{"example": 0, "method": "ar"}\n\xff\n',
+    "results_bad.jsonl": b'{"example": 0, "method": "ar", "stats": {}}\n{oops\n'
+                         b'{"example": 1, "method": "ar", "stats": {}}\n',
+    "results_nonutf8.jsonl": b'{"example": 0, "method": "ar", "stats": {}}\n\xff\n',
     "results_notrecord.jsonl": b'[1, 2]\n',
     "afile": b"not a folder\n",
+    "whitespace.jsonl": b'{"prompt": "w3 w4"}\n{"prompt": "   "}\n',
+    "results_strex.jsonl": b'{"example": "0", "method": "ar", "stats": {}}\n',
+    "results_other_family.jsonl": OTHER_RUN,
+    "costs_bad.json": b'{"family": "tiny-t5"}\n',
 }
 BENCH = ["bench", "--family", "tiny-t5", "--n", "1"]
 
@@ -58,6 +71,7 @@ class Case:
     api: object = None            # callable(dir) for API cases
     argv: tuple = ()              # CLI arguments for CLI cases
     code: int | None = None       # CLI exit status
+    loads: bool = False           # checked once the family is loaded: its notes may precede the error line
 
 
 CASES = [
@@ -80,6 +94,13 @@ CASES = [
     # -- API: lenience given to a method without draft-to-draft reviews
     *[Case(f"api-lenience-{m}", f"method '{m}' reviews without lenience", api=gen(method=m, lenience=2.0))
       for m in ("ar", "sd", "mag", "staged")],
+    # -- API: settings the method does not use, and an SD that drafts nothing
+    Case("api-ar-k", "method 'ar' drafts nothing, so it takes no k", api=gen(method="ar", k=3)),
+    Case("api-ar-k-not-json", "method 'ar' drafts nothing, so it takes no k", api=gen(method="ar", k="[[1,")),
+    Case("api-sd-k-zero", "SD needs a draft length k >= 1", api=gen(method="sd", k=0)),
+    Case("api-sd-k-zero-matrix", "SD needs a draft length k >= 1", api=gen(method="sd", k=[[0]])),
+    *[Case(f"api-drafter-{m}", f"method '{m}' takes no drafter", api=gen(method=m, drafter="small"))
+      for m in ("ar", "mag", "staged", "csd")],
     # -- API: tuner and bench entries
     Case("api-tune-max-new-tokens-inf", "max_new_tokens must be an integer",
          api=lambda d: tune(fam(), ["w3 w4"], max_new_tokens=INF)),
@@ -93,6 +114,26 @@ CASES = [
                                  max_new_tokens=NAN, progress=False)),
     Case("api-read-records-malformed", "results_bad.jsonl:2 is not a JSON record",
          api=lambda d: read_records(d / "results_bad.jsonl")),
+    Case("api-read-records-example-str", "results_strex.jsonl:1 has example '0', not an integer >= 0",
+         api=lambda d: read_records(d / "results_strex.jsonl")),
+    # -- API: prompts and families that torch would have choked on
+    Case("api-prompt-id-too-big", "prompt token id 99999 is out of range [0, 32)", api=gen(prompt=[5, 99999])),
+    Case("api-prompt-id-negative", "prompt token id -1 is out of range [0, 32)", api=gen(prompt=[5, -1])),
+    Case("api-prompt-none", "prompt must be text (str) or token ids (a list of ints), got NoneType",
+         api=gen(prompt=None)),
+    Case("api-prompt-int", "prompt must be text (str) or token ids (a list of ints), got int 5", api=gen(prompt=5)),
+    Case("api-prompt-bytes", "got bytes b'w3 w4'", api=gen(prompt=b"w3 w4")),
+    Case("api-prompt-floats", "prompt ids must be ints, got float 3.0", api=gen(prompt=[3.0, 4.0])),
+    Case("api-prompt-bools", "prompt ids must be ints, got bool True", api=gen(prompt=[True, 4])),
+    Case("api-prompt-nested", "prompt ids must be ints, got list [3, 4]", api=gen(prompt=[[3, 4]])),
+    Case("api-prompt-float-array", "prompt ids must be integers, got an array of float64",
+         api=gen(prompt=np.array([3.0, 4.0]))),
+    Case("api-prompt-2d-tensor", "prompt ids must be 1-D, got shape (1, 2)", api=gen(prompt=torch.tensor([[3, 4]]))),
+    Case("api-family-name", "load it first: fam = load_family('tiny-t5')",
+         api=lambda d: generate("tiny-t5", "w3 w4", max_new_tokens=4)),
+    Case("api-family-other", "family must be a loaded Family", api=lambda d: generate({"target": 1}, "w3 w4")),
+    Case("api-load-task-too-many", "synth-gsm8k/test holds 200 examples, 100000 were asked for",
+         api=lambda d: load_task("synth-gsm8k", "test", 100000)),
     # -- CLI: numbers
     Case("cli-temperature-nan", "argument --temperature: 'nan' is not a finite number",
          argv=("generate", "--temperature", "nan", "--prompt", "x"), code=2),
@@ -117,7 +158,15 @@ CASES = [
          argv=("generate", "--dtype", "fp8", "--prompt", "x"), code=2),
     Case("cli-lenience-sd", "method 'sd' reviews without lenience",
          argv=("generate", "--method", "sd", "--lenience", "2", "--prompt", "x"), code=2),
+    Case("cli-ar-k-not-json", "method 'ar' drafts nothing, so it takes no k",
+         argv=("generate", "--method", "ar", "--k", "[[1,", "--prompt", "x"), code=2),
     Case("cli-no-prompt", "give exactly one of --prompt TEXT or --prompts-file", argv=("generate",), code=2),
+    Case("cli-k-for-ar", "method 'ar' drafts nothing, so it takes no k (got k='[[3]]')",
+         argv=("generate", "--method", "ar", "--k", "[[3]]", "--prompt", "x"), code=2),
+    Case("cli-device-bogus", "argument --device: 'bogus' is not a torch device; use cpu, cuda, cuda:N or mps",
+         argv=("generate", "--device", "bogus", "--prompt", "x"), code=2),
+    Case("cli-device-missing-gpu", "argument --device: 'cuda:7': this machine has",
+         argv=("generate", "--device", "cuda:7", "--prompt", "x"), code=2),
     Case("cli-no-command", "the following arguments are required: command", argv=(), code=2),
     # -- CLI: files
     Case("cli-prompts-missing", "prompts file {d}/missing.jsonl not found",
@@ -131,6 +180,9 @@ CASES = [
          argv=("generate", "--prompts-file", "{d}/noprompt.jsonl"), code=2),
     Case("cli-prompts-blank", "{d}/blank.jsonl holds no prompts",
          argv=("generate", "--prompts-file", "{d}/blank.jsonl"), code=2),
+    Case("cli-prompts-whitespace-line-2", "{d}/whitespace.jsonl:2 has an empty prompt",
+         argv=("generate", "--family", "tiny-t5", "--max-new-tokens", "4", "--prompts-file", "{d}/whitespace.jsonl"),
+         code=2),
     Case("cli-k-json", "--k is not valid JSON", argv=("generate", "--k", "[[1,", "--prompt", "x"), code=2),
     Case("cli-k-file-missing", "K file {d}/k.json not found", argv=("generate", "--k", "@{d}/k.json", "--prompt", "x"),
          code=2),
@@ -160,6 +212,27 @@ CASES = [
          argv=(*BENCH, "--out", "{d}/results_notrecord.jsonl"), code=2),
     Case("cli-bench-k-file-missing", "K file {d}/k.json not found",
          argv=(*BENCH, "--k", "@{d}/k.json", "--out", "{d}/out.jsonl"), code=2),
+    Case("cli-bench-lenience-without-csd", "--lenience is for csd, which --methods sd does not run",
+         argv=(*BENCH, "--methods", "sd", "--lenience", "2", "--out", "{d}/out.jsonl"), code=2),
+    Case("cli-bench-k-without-csd", "--k is for csd, which --methods ar,sd does not run",
+         argv=(*BENCH, "--methods", "ar,sd", "--k", "[[3]]", "--out", "{d}/out.jsonl"), code=2),
+    Case("cli-bench-sd-k-without-sd", "--sd-k is for sd, which --methods csd does not run",
+         argv=(*BENCH, "--methods", "csd", "--sd-k", "3", "--out", "{d}/out.jsonl"), code=2),
+    Case("cli-bench-costs-missing", "--costs {d}/nope.json: no such file",
+         argv=(*BENCH, "--methods", "ar", "--costs", "{d}/nope.json", "--out", "{d}/out.jsonl",
+               "--summary-json", "{d}/s.json"), code=2),
+    Case("cli-bench-costs-malformed", "--costs {d}/costs_bad.json is not a cost model (KeyError",
+         argv=(*BENCH, "--methods", "ar", "--costs", "{d}/costs_bad.json", "--out", "{d}/out.jsonl"), code=2),
+    Case("cli-bench-n-beyond-the-split", "synth-gsm8k/test holds 200 examples, 100000 were asked for; pass n <= 200",
+         argv=("bench", "--family", "tiny-t5", "--n", "100000", "--out", "{d}/out.jsonl"), code=2),
+    Case("cli-bench-resume-example-str", "{d}/results_strex.jsonl:1 has example '0', not an integer >= 0",
+         argv=(*BENCH, "--out", "{d}/results_strex.jsonl"), code=2),
+    Case("cli-bench-resume-another-family", "{d}/results_other_family.jsonl holds another run's results (line 1: "
+         "family is 'tiny-llama' there, 'tiny-t5' now)",
+         argv=(*BENCH, "--methods", "ar", "--costs", "none", "--out", "{d}/results_other_family.jsonl",
+               "--summary-json", "{d}/s.json"), code=2, loads=True),
+    Case("cli-bench-device-bogus", "argument --device: 'bogus' is not a torch device",
+         argv=(*BENCH, "--device", "bogus", "--out", "{d}/out.jsonl"), code=2),
     Case("cli-demo-n", "argument --n: 'x' is not an integer", argv=("demo", "--n", "x"), code=2),
 ]
 
@@ -188,9 +261,13 @@ def test_bad_input(case, tmp_path, capsys):
             rc = main([a.format(d=tmp_path) for a in case.argv])
         except SystemExit as e:  # argparse's usage errors
             rc = e.code
-        err = capsys.readouterr().err
+        out, err = capsys.readouterr()
         assert rc == case.code, err
+        assert out == "", out  # a failed check writes nothing, not even a first result
         lines = err.strip().splitlines()
+        if case.loads:
+            lines = lines[-1:]
+            assert sum(line.startswith("error: ") for line in err.splitlines()) == 1, err
         assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, err
         assert msg in lines[0], lines[0]
     assert snapshot(tmp_path) == before  # nothing created, nothing half written

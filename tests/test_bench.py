@@ -1,12 +1,19 @@
 """Bench harness: resume without loss or duplicates, summaries from raw lines, HF baselines."""
 import json
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from csd_lib import random_family
-from csd_lib.bench import hf_generate, mag_share, read_records, run_bench, summarize, summary_json
+from csd_lib import config
+from csd_lib.bench import _key, hf_generate, method_settings, read_records, record_settings, run_bench
 from csd_lib.cascade import generate
+from csd_lib.costs import load_costs
+from csd_lib.plan import Plan
+from csd_lib.records import BenchRecord
+from csd_lib.summary import mag_share, summarize, summary_json
 
 
 @dataclass
@@ -93,7 +100,7 @@ def test_failing_example_is_an_error_line_and_the_run_goes_on(tmp_path):
     assert s["csd"]["n"] == 2 and s["csd"]["errors"] == 1 and s["csd"]["mismatches"] == 0
     again = run_bench(fam(), [EXAMPLES[0], Ex("   "), EXAMPLES[1]], ["ar", "csd"], out, 10, warmup=0,
                       progress=False)
-    assert len(again) == len(recs) == 6  # error lines count as done: no duplicate on resume
+    assert len(again) == len(recs) == 6  # error lines are run again, and replaced: no duplicate on resume
 
 
 def _stats_from_raw(recs, method, cost_model):
@@ -117,12 +124,11 @@ def _stats_from_raw(recs, method, cost_model):
     toks = sum(r["stats"]["n_tokens"] for r in mine) / len(mine)
     start = sum(r["cache_start"] for r in mine) / len(mine)
     L = start + toks / 2
-    cfg = {"method": "csd", "drafters": mine[0]["config"]["drafters"], "k": mine[0]["config"]["k"],
-           "lenience": mine[0]["config"]["lenience"], "bottom_block": 10}
-    table = complete_table(acceptance_table(mine, min_reached=1), ["target", *cfg["drafters"]])
+    cfg = Plan.from_dict(mine[0]["plan"])
+    table = complete_table(acceptance_table([r["stats"] for r in mine], min_reached=1), ["target", *cfg.drafters])
     p = predict_speedup(cfg, table, cost_model, n_sim=4000, seed=0,
                         cache_length=L, horizon=round(toks))
-    models = ["target"] + [d for d in cfg["drafters"] if d != "mag"]
+    models = ["target"] + [d for d in cfg.drafters if d != "mag"]
     setup = {m: cost_model.start[m] + float(cost_model.forward[m](start, 0)) for m in models}
     pred = (setup["target"] + toks * float(cost_model.call("target", 1, L))) / (
         sum(setup.values()) + toks * p["cost_per_token"])
@@ -130,7 +136,7 @@ def _stats_from_raw(recs, method, cost_model):
 
 
 def test_median_ci_and_prediction_recomputed_from_raw_lines(tmp_path):
-    from csd_lib.costs import CallFit, CostModel
+    from csd_lib.costmodel import CallFit, CostModel
     f = fam()
     recs = run_bench(f, EXAMPLES, ["ar", "sd", "csd"], tmp_path / "r.jsonl", 12, warmup=0, progress=False,
                      repeats=2)
@@ -213,12 +219,12 @@ def test_bench_rejects_unknown_method(tmp_path):
 
 
 def test_predicted_vs_measured_uses_the_runs_own_acceptance(tmp_path):
-    from csd_lib.bench import predicted_vs_measured
+    from csd_lib.summary import predicted_vs_measured
     f = random_family("llama", vocab_size=40, n_drafters=2, seed=2, drafter_is_target=True)
     recs = run_bench(f, EXAMPLES, ["ar", "mag", "csd"], tmp_path / "r.jsonl", 24, warmup=0, progress=False)
     pv = predicted_vs_measured(recs)
     assert pv["ar"]["predicted_walltime"] == 1.0
-    from csd_lib.costs import CostModel
+    from csd_lib.costmodel import CostModel
     flat = predicted_vs_measured(recs, CostModel.constant({"target": 1.0, "base": 0.0, "small": 0.0}))
     assert flat["mag"]["predicted_walltime"] == pytest.approx(flat["mag"]["predicted_swi_ms"], rel=0.1)
     for m in ("mag", "csd"):
@@ -228,20 +234,20 @@ def test_predicted_vs_measured_uses_the_runs_own_acceptance(tmp_path):
 
 
 def test_vertical_k_gives_only_the_largest_drafter_and_mag_a_budget():
-    from csd_lib.bench import vertical_k
-    assert vertical_k(16) == [[16, 0, 10], [0, 0, 10], [0, 0, 10]]
-    assert vertical_k(3, levels=2, mag=4) == [[3, 4], [0, 4]]
+    from csd_lib.predict import vertical_k
+    assert vertical_k(16, 3, 10) == [[16, 0, 10], [0, 0, 10], [0, 0, 10]]
+    assert vertical_k(3, levels=2, mag_block=4) == [[3, 4], [0, 4]]
 
 
 def test_prediction_limits_price_the_run_and_search_around_it(tmp_path):
-    from csd_lib.bench import predict_walltime, prediction_limits, vertical_k
-    from csd_lib.costs import CallFit, CostModel
+    from csd_lib.costmodel import CallFit, CostModel
+    from csd_lib.predict import predict_walltime, prediction_limits, vertical_k
     f = random_family("llama", vocab_size=40, n_drafters=2, seed=2, drafter_is_target=True)
     recs = run_bench(f, EXAMPLES, ["ar", "sd", "csd"], tmp_path / "r.jsonl", 16, warmup=0, progress=False)
-    vrecs = run_bench(f, EXAMPLES, ["ar", "csd"], tmp_path / "v.jsonl", 16, k=vertical_k(3), warmup=0,
+    vrecs = run_bench(f, EXAMPLES, ["ar", "csd"], tmp_path / "v.jsonl", 16, k=vertical_k(3, 3, f.mag.n), warmup=0,
                       progress=False)
     alt = run_bench(f, EXAMPLES, ["ar", "sd"], tmp_path / "a.jsonl", 16, sd_k=3, warmup=0, progress=False)
-    assert {r["config"]["k"][0][0] for r in alt if r["method"] == "sd"} == {3}   # --sd-k reaches the run
+    assert {r["plan"]["k"][0][0] for r in alt if r["method"] == "sd"} == {3}   # --sd-k reaches the run
     cm = CostModel("random-llama", "cpu", {"target": CallFit([1e-3, 1e-4, 1e-6, 0.0]),
                                            "base": CallFit([3e-4, 2e-5, 0.0, 0.0]),
                                            "small": CallFit([2e-4, 1e-5, 0.0, 0.0])},
@@ -257,6 +263,112 @@ def test_prediction_limits_price_the_run_and_search_around_it(tmp_path):
     for key in ("sd", "csd", "vertical"):
         assert lim[key]["best_walltime"]["walltime"] >= lim[key]["preset"]["walltime"]
         assert lim[key]["best_swi"]["swi_ms"] >= lim[key]["preset"]["swi_ms"]
-    assert lim["vertical"]["preset"]["k"] == vertical_k(3)
+    assert lim["vertical"]["preset"]["k"] == vertical_k(3, 3, f.mag.n)
     assert lim["vertical"]["best_swi"]["k"][0][1:] == [0, 10]   # the middle drafter never gets a budget
     assert "vertical" not in prediction_limits(recs, cm, n_sim=200, sd_ks=(2,))
+
+
+# -- a results file belongs to one run ---------------------------------------------------------
+
+def test_records_say_what_produced_them(tmp_path):
+    recs = run_bench(fam(), EXAMPLES[:1], ["ar", "csd"], tmp_path / "r.jsonl", 6, warmup=0, progress=False,
+                     split="val", seed=3)
+    for r in recs:
+        assert (r["family"], r["task"], r["split"], r["seed"], r["max_new_tokens"]) == ("random-llama", "toy", "val",
+                                                                                       3, 6)
+    csd = next(r for r in recs if r["method"] == "csd")
+    assert record_settings(csd) == method_settings(fam(), "csd") == {
+        "k": fam().default_k, "lenience": fam().default_lenience, "drafters": ["base", "small", "mag"]}
+
+
+@pytest.mark.parametrize("change,msg", [
+    (dict(max_new_tokens=7), "max_new_tokens is 6 there, 7 now"),
+    (dict(lenience=3.0), "csd's lenience is 2.0 there, 3.0 now"),
+    (dict(k=[[1, 1, 10], [0, 1, 10], [0, 0, 10]]), "csd's k is"),
+    (dict(sd_k=2), "sd's k is"),
+    (dict(split="val"), "split is 'test' there, 'val' now"),
+    (dict(seed=1), "seed is 0 there, 1 now"),
+    (dict(examples=[Ex("w5 w6 w7 w8 w5 w6", task="other")]), "task is 'toy' there, 'other' now"),
+    (dict(examples=[Ex("w5 w6 w7 w8 w5 w6", source="elsewhere:0")]), "example 0's source is 'test' there"),
+    (dict(family=random_family("t5", vocab_size=40, n_drafters=2, seed=1)), "family is 'random-llama' there"),
+])
+def test_resuming_another_runs_file_is_refused(tmp_path, change, msg):
+    out = tmp_path / "r.jsonl"
+    kw = dict(family=fam(), examples=EXAMPLES[:1], max_new_tokens=6, lenience=2.0)
+    run_bench(methods=["ar", "sd", "csd"], out=out, warmup=0, progress=False, **kw)
+    before = out.read_bytes()
+    with pytest.raises(ValueError, match=f"holds another run's results \\(line \\d+: {re.escape(msg)}"):
+        run_bench(methods=["ar", "sd", "csd"], out=out, warmup=0, progress=False, **{**kw, **change})
+    assert out.read_bytes() == before
+
+
+def test_error_lines_are_run_again_on_resume(tmp_path):
+    out = tmp_path / "r.jsonl"
+    run_bench(fam(), [EXAMPLES[0], Ex("   ")], ["ar", "csd"], out, 8, warmup=0, progress=False)
+    assert sum("error" in r for r in read_records(out)) == 2
+    recs = run_bench(fam(), [EXAMPLES[0], Ex("w9 w10 w11 w9 w10")], ["ar", "csd"], out, 8, warmup=0,
+                     progress=False)
+    keys = [_key(r) for r in read_records(out)]
+    assert len(keys) == len(set(keys)) == 4 == len(recs)                   # one line per (example, method, rep)
+    assert not any("error" in r for r in read_records(out))
+    assert summarize(recs)["csd"]["n"] == 2
+
+
+def test_committed_results_still_resume_and_summarize(tmp_path):
+    """results/*.jsonl predate the split and seed fields: they resume as the test split, nothing re-run."""
+    import shutil
+
+    from csd_lib import load_family
+    from csd_lib.tasks import load_task
+    out = tmp_path / "r.jsonl"
+    shutil.copy(Path(__file__).parents[1] / "results" / "tiny-t5-synth-gsm8k-sd.jsonl", out)
+    raw, before = out.read_bytes(), read_records(out)
+    assert not any("split" in r for r in before)
+    sd_k = next(r for r in before if r["method"] == "sd")["config"]["k"][0][0]  # written before plans
+    recs = run_bench(load_family("tiny-t5"), load_task("synth-gsm8k", "test", 50), ["ar", "sd"], out, 128,
+                     sd_k=sd_k, repeats=3, warmup=0, progress=False, stop_after=1)
+    assert recs == before and out.read_bytes() == raw
+    assert summarize(recs)["sd"]["n"] == 50
+
+
+def test_cost_measurement_is_sized_to_its_budget(caplog):
+    """Where the full grid would overrun the budget: fewer points, a short overhead run, and an estimate."""
+    from csd_lib.costs import N_GRID, measure_costs
+    with caplog.at_level("INFO", logger="csd_lib"):
+        cm = measure_costs(fam(), [5, 6, 7, 8], seconds=1e-4, min_reps=1, warmup=1)
+    ns = {s[1] for s in cm.samples if s[1] > 0}
+    assert ns == set(N_GRID[::2]) and cm.env["reps_per_point"] == 1
+    assert re.search(r"cost model of random-llama: \d+ points x 2 rounds, then 2 rounds of every method at 8 "
+                     r"tokens: about \d+ s", caplog.text)
+
+
+def test_committed_results_written_before_plans_load_and_summarize_to_their_summary():
+    """results/*.jsonl hold a ``config`` dict (no plan); they still load, and summarize to the committed numbers."""
+    recs = read_records(config.RESULTS_DIR / "tiny-t5-synth-gsm8k.jsonl")
+    assert recs and all("config" in r and "plan" not in r for r in recs if r["method"] == "csd")
+    csd = BenchRecord.from_dict(next(r for r in recs if r["method"] == "csd"))
+    assert csd.plan.method == "csd" and csd.plan.drafters[-1] == "mag" and csd.plan.mag_block == 10
+    assert [list(row) for row in csd.plan.k] == next(r for r in recs if r["method"] == "csd")["config"]["k"]
+    ar = BenchRecord.from_dict(next(r for r in recs if r["method"] == "ar"))
+    assert ar.plan == Plan("ar", family="tiny-t5", max_new_tokens=128) and ar.plan.mag_block is None
+    cm = load_costs("tiny-t5", path=config.RESULTS_DIR / "costs-tiny-t5-cpu.json")
+    got = summary_json(summarize(recs, cm))
+    ref = json.loads((config.RESULTS_DIR / "tiny-t5-synth-gsm8k.summary.json").read_text())
+    assert set(ref) <= set(got)
+    for m, row in ref.items():
+        for key, want in row.items():
+            have = got[m][key]
+            if want is None or have is None:
+                assert have == want, (m, key)
+            else:
+                assert have == pytest.approx(want, abs=1e-9), (m, key)
+
+
+def test_record_round_trips_through_json_with_its_plan(tmp_path):
+    f = fam()
+    recs = run_bench(f, EXAMPLES[:1], ["ar", "csd"], tmp_path / "r.jsonl", 8, warmup=0, progress=False)
+    for raw in recs:
+        rec = BenchRecord.from_dict(json.loads(json.dumps(raw)))
+        assert rec.plan == Plan.from_dict(raw["plan"]) and rec.plan.method == raw["method"]
+        assert rec.to_dict() == raw
+

@@ -113,7 +113,7 @@ def test_cli_target_and_drafters(tmp_path, capsys):
                    "--prompt", "w5 w6 w7 w5 w6", "--max-new-tokens", "10", "--dtype", "fp32", "--json"])
         assert rc == 0
         out[method] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert out["csd"]["token_ids"] == out["ar"]["token_ids"] and out["csd"]["config"]["family"] == "custom-t5-target-0"
+    assert out["csd"]["token_ids"] == out["ar"]["token_ids"] and out["csd"]["plan"]["family"] == "custom-t5-target-0"
     rc = main(["generate", "--drafters", paths[1], "--prompt", "w5"])
     assert rc == 2 and "needs target" in capsys.readouterr().err
 

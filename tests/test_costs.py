@@ -3,8 +3,10 @@ import numpy as np
 import pytest
 
 from csd_lib import ewif as E
-from csd_lib.costs import CallFit, CostModel, fit_call, load_costs, measure_costs, save_costs
+from csd_lib.costmodel import CallFit, CostModel, fit_call
+from csd_lib.costs import load_costs, measure_costs, save_costs
 from csd_lib.families import random_family
+from csd_lib.plan import Plan
 
 T5_K = [[5, 14, 10], [0, 1, 10], [0, 0, 10]]
 DRAFTERS = ["base", "small", "mag"]
@@ -29,10 +31,10 @@ def test_fit_recovers_known_coefficients():
 
 
 CONFIGS = [
-    {"method": "csd", "drafters": DRAFTERS, "k": T5_K, "lenience": 2},
-    {"method": "sd", "drafter": "base", "k": 6},
-    {"method": "staged", "drafters": ["base", "small"], "k": [3, 4]},
-    {"method": "mag"},
+    Plan.csd(DRAFTERS, T5_K, 2, mag_block=10),
+    Plan.sd(6, "base"),
+    Plan.staged(["base", "small"], [3, 4]),
+    Plan.mag(),
 ]
 
 
@@ -50,7 +52,7 @@ def test_constant_cost_model_equals_per_call_constants(cfg, horizon):
 
 def test_cost_model_prices_longer_reviews_higher():
     table = {("target", "base"): [1.0]}
-    cfg = {"method": "sd", "drafter": "base", "k": 8}
+    cfg = Plan.sd(8, "base")
     flat = CostModel.constant({"target": 1.0, "base": 0.1})
     steep = CostModel("x", "cpu", {"target": CallFit([1.0, 0.1, 0.0, 0.0]), "base": CallFit.constant(0.1)})
     # all accepted: one target call scores 9 tokens and emits 9; AR pays t(1) = 1.1 per token
@@ -63,12 +65,12 @@ def test_cost_model_prices_longer_reviews_higher():
 
 def test_horizon_caps_the_last_step_like_the_engine():
     # SD k=4, everything accepted, 12 tokens: steps emit 5, 5, then the cap leaves 2 (1 draft + 1)
-    out = E.predict_speedup({"method": "sd", "drafter": "small", "k": 4}, {("target", "small"): [1.0]},
+    out = E.predict_speedup(Plan.sd(4), {("target", "small"): [1.0]},
                             {"target": 1.0, "small": 0.0}, n_sim=1000, horizon=12)
     assert out["tokens_per_target_call"] == pytest.approx(4.0)
     assert out["calls_per_token"]["small"] * 12 == pytest.approx(4 + 4 + 1)
     with pytest.raises(ValueError, match="horizon"):
-        E.predict_speedup({"method": "sd", "drafter": "small", "k": 4}, {("target", "small"): [1.0]},
+        E.predict_speedup(Plan.sd(4), {("target", "small"): [1.0]},
                           {"target": 1.0, "small": 0.0}, horizon=0)
 
 
@@ -91,7 +93,7 @@ def test_measure_save_load_roundtrip(tmp_path):
 
 def test_figures_from_a_run(tmp_path):
     from csd_lib.bench import run_bench
-    from csd_lib.costs import cost_figure, prediction_figure, time_share_figure
+    from csd_lib.viz import cost_figure, prediction_figure, time_share_figure
 
     class Ex:
         prompt, task, source = "w5 w6 w7 w8 w5 w6", "toy", "test"

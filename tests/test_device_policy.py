@@ -14,7 +14,7 @@ GiB = 2**30
 CPU = DeviceInfo("cpu", "cpu")
 MPS = DeviceInfo("mps", "mps")
 P100 = DeviceInfo("cuda", "Tesla P100", (6, 0), 16 * GiB, 15 * GiB, 0)
-T4 = DeviceInfo("cuda", "Tesla T4", (7, 5), 15 * GiB, 14 * GiB, 0)
+T4 = DeviceInfo("cuda", "Tesla T4", (7, 5), int(14.75 * GiB), int(14.6 * GiB), 0)   # as torch sees a Colab T4
 V100 = DeviceInfo("cuda", "Tesla V100", (7, 0), 32 * GiB, 31 * GiB, 0)
 A100 = DeviceInfo("cuda", "A100-SXM4-40GB", (8, 0), 40 * GiB, 39 * GiB, 0)
 H100 = DeviceInfo("cuda", "H100 80GB HBM3", (9, 0), 80 * GiB, 79 * GiB, 0)
@@ -71,10 +71,19 @@ def test_policy_rejects_bad_input():
 
 def test_describe_device_on_this_machine():
     info = config.describe_device("cpu")
-    assert info.type == "cpu" and info.free_mem is None
+    total, free = config.host_memory()
+    assert info.type == "cpu" and info.total_mem == total and 0 < info.free_mem <= info.total_mem  # host RAM
+    assert info.host_free == info.free_mem
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="no CUDA GPU"):
             config.describe_device("cuda")
+
+
+@pytest.mark.parametrize("bad", ["bogus", "meta", "cuda:x", 3.5])
+def test_pick_device_names_the_valid_forms(bad):
+    with pytest.raises(ValueError, match=r"unknown device .*'cpu', 'cuda', 'cuda:N'.*'mps'"):
+        config.pick_device(bad)
+    assert config.pick_device("cpu").type == "cpu" and config.pick_device("cuda:1").index == 1
 
 
 # -- memory sizing ------------------------------------------------------------------------
@@ -84,30 +93,81 @@ def _bytes(params, dtype):
 
 
 XXL, LARGE, BASE, SMALL, V7B, V68M = 11.3e9, 0.78e9, 0.25e9, 0.077e9, 6.74e9, 0.068e9
+IDS = {XXL: "google/flan-t5-xxl", LARGE: "google/flan-t5-large", BASE: "google/flan-t5-base",
+       SMALL: "google/flan-t5-small", V7B: "lmsys/vicuna-7b-v1.3", V68M: "double7/vicuna-68m"}
+
+
+def _cache(params, dtype):
+    """KV cache bytes of the models at the default length, from their stored published configs."""
+    from csd_lib.shadow import published_config
+    return sum(config.kv_cache_bytes(published_config(IDS[p]), dtype) for p in params)
+
+
+def test_kv_cache_bytes_from_the_config():
+    from csd_lib.shadow import published_config
+    vicuna = published_config("lmsys/vicuna-7b-v1.3")
+    assert config.kv_cache_bytes(vicuna, F16) == 1 * GiB                     # 32 x 2 x 32 x 128 x 2048 x 2
+    assert config.kv_cache_bytes(published_config("google/flan-t5-xxl"), F32, 1024) == 24 * 2 * 64 * 64 * 1024 * 4
+    gqa = dict(num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=2, hidden_size=256)
+    assert config.kv_cache_bytes(gqa, B16, 10) == 2 * 2 * 2 * 32 * 10 * 2                    # grouped KV heads
+
+
+BUSY_V100 = DeviceInfo("cuda", "V100-16GB", (7, 0), 16 * GiB, 12 * GiB, 0, host_free=50 * GiB)
+CPU24 = DeviceInfo("cpu", "cpu", None, 24 * GiB, 22 * GiB, host_free=22 * GiB)
+MAC16 = DeviceInfo("mps", "mps", None, 16 * GiB, 12 * GiB, host_free=12 * GiB)
 
 
 @pytest.mark.parametrize("info,params,dtype,fits,device_map", [
     (T4, [XXL, BASE, SMALL], F16, False, None),          # FLAN-T5-XXL cannot fit a 16 GB T4
     (T4, [LARGE, BASE, SMALL], F16, True, None),         # flan-t5-colab does
-    (T4, [V7B, V68M], F16, True, "auto"),                # 13.5 GB of weights: the target is spread
+    (T4, [V7B, V68M], F16, True, None),                  # 12.7 GiB of weights + 1 GiB of cache: fits, whole
     (V100, [XXL, BASE, SMALL], F16, True, None),         # 32 GB: all of it fits in fp16
-    (DeviceInfo("cuda", "V100-16GB", (7, 0), 16 * GiB, 15 * GiB, 0), [V7B, V68M], F16, True, "auto"),
+    (BUSY_V100, [V7B, V68M], F16, True, "auto"),         # 12 GiB free: the target is spread
     (A100, [XXL, BASE, SMALL], B16, True, None),
     (H200, [XXL, BASE, SMALL], F32, True, None),
     (DeviceInfo("cuda", "busy A100", (8, 0), 40 * GiB, 8 * GiB, 0), [XXL, BASE, SMALL], B16, True, "auto"),
+    (DeviceInfo("cuda", "busy A100, small host", (8, 0), 40 * GiB, 8 * GiB, 0, host_free=4 * GiB),
+     [XXL, BASE, SMALL], B16, False, None),              # the offloaded 13 GiB do not fit host RAM either
     (DeviceInfo("cuda", "full A100", (8, 0), 40 * GiB, 1 * GiB, 0), [XXL, BASE, SMALL], B16, False, None),
-    (CPU, [XXL, BASE, SMALL], F32, True, None),          # host memory is not planned
+    (CPU24, [XXL, BASE, SMALL], F32, False, None),       # 42 GiB of fp32 weights: refused, never offloaded
+    (CPU24, [XXL, BASE, SMALL], B16, False, None),       # 21.7 GiB in bf16, + 0.8 GiB of cache: still too much
+    (DeviceInfo("cpu", "cpu", None, 32 * GiB, 30 * GiB), [XXL, BASE, SMALL], B16, True, None),
+    (CPU24, [LARGE, BASE, SMALL], F32, True, None),
+    (MAC16, [V7B, V68M], F32, False, None),              # unified memory is host RAM
+    (MAC16, [V7B, V68M], F16, False, None),
+    (DeviceInfo("cuda", "gpu"), [XXL, BASE, SMALL], F32, True, None),   # GPU memory unknown: not planned
 ])
 def test_plan_memory(info, params, dtype, fits, device_map):
-    plan = plan_memory(_bytes(params, dtype), info)
+    cache = _cache(params, dtype)
+    plan = plan_memory(_bytes(params, dtype), info, cache)
     assert (plan.fits, plan.target_device_map) == (fits, device_map)
-    assert plan.need >= sum(_bytes(params, dtype))        # every model counts, at its dtype
+    assert plan.need == sum(_bytes(params, dtype)) + cache + config.HEADROOM   # every model counts, at its dtype
     if device_map:
         budget = plan.max_memory[info.index]
-        assert 0 < budget < _bytes(params, dtype)[0] and budget + sum(_bytes(params[1:], dtype)) < info.free_mem
+        assert 0 < budget < _bytes(params, dtype)[0]
+        assert budget + sum(_bytes(params[1:], dtype)) + cache + config.HEADROOM <= info.free_mem
+        assert plan.max_memory["cpu"] <= (info.host_free or 2 * _bytes(params, dtype)[0])
         assert "accelerate" in plan.message
     if not fits:
         assert "more than" in plan.message
+
+
+def test_cpu_memory_not_given_is_this_machines(monkeypatch):
+    """The issue's check: 45 GiB on a CPU described without memory is planned against this machine's RAM."""
+    monkeypatch.setattr(config, "host_memory", lambda: (24 * GiB, 22 * GiB))
+    assert not plan_memory([45 * GiB], CPU).fits and plan_memory([45 * GiB], MPS).free == 22 * GiB
+    assert plan_memory([20 * GiB], CPU).fits
+
+
+def test_a_family_that_fits_is_never_offloaded():
+    """Any family whose weights, cache and headroom fit the free memory goes whole onto the GPU."""
+    for free in range(2, 80):
+        info = DeviceInfo("cuda", "gpu", (8, 0), 80 * GiB, free * GiB, 0)
+        for params in ([XXL, BASE, SMALL], [LARGE, BASE, SMALL], [V7B, V68M]):
+            sizes, cache = _bytes(params, B16), _cache(params, B16)
+            plan = plan_memory(sizes, info, cache)
+            if sum(sizes) + cache + config.HEADROOM <= info.free_mem:
+                assert plan.fits and plan.target_device_map is None
 
 
 def test_count_params_from_config_only(tmp_path):
@@ -163,7 +223,8 @@ def test_non_finite_logits_reload_in_fp32(tmp_path, capsys):
     pol = policy("real", "t5", CPU, dtype="fp16")
     assert check_loaded(LM("x", random_model("t5", 64, "target", 0, torch.float32)).model, pol) is None
     lm = load_lm("target", str(tmp_path), policy=pol)
-    assert lm.dtype == F32 and "reloading it in fp32" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert lm.dtype == F32 and "reloading it in fp32" in err and out == ""      # a note on stderr, not stdout
 
 
 def test_wo_not_kept_in_fp32_reloads_in_fp32(t5_dir, monkeypatch, capsys):
@@ -171,8 +232,7 @@ def test_wo_not_kept_in_fp32_reloads_in_fp32(t5_dir, monkeypatch, capsys):
     monkeypatch.setattr(T5PreTrainedModel, "_keep_in_fp32_modules", [])
     pol = policy("real", "t5", CPU, dtype="fp16")
     lm = load_lm("target", t5_dir, policy=pol)
-    out = capsys.readouterr().out
-    assert "wo layers were loaded in float16" in out and lm.dtype == F32
+    assert "wo layers were loaded in float16" in capsys.readouterr().err and lm.dtype == F32
 
 
 @pytest.mark.parametrize("arch", ["t5", "llama"])
@@ -201,9 +261,11 @@ def test_family_too_large_for_the_gpu_names_a_preset_that_fits(tmp_path, monkeyp
         random_model("t5", 48, size, i, torch.float32).save_pretrained(d)
         toy_tokenizer(48, True).save_pretrained(d)
         paths.append(str(d))
-    published = {paths[0]: XXL, paths[1]: BASE, paths[2]: SMALL}
+    published = {32: XXL, 16: BASE, 8: SMALL}                  # by the tiny models' widths
     monkeypatch.setattr(config, "describe_device", lambda device=None: T4)
-    monkeypatch.setattr(families, "count_params", lambda rid, keep=(): (int(published[rid]), 0))
+    real_count = families.count_params
+    monkeypatch.setattr(families, "count_params", lambda cfg, keep=(): (
+        int(published[cfg["d_model"]]), 0) if cfg["vocab_size"] == 48 else real_count(cfg, keep))
     loaded = []
     monkeypatch.setattr(families, "load_lm", lambda *a, **k: loaded.append(a))
     with pytest.raises(ValueError, match="cannot fit Tesla T4.*family='flan-t5-colab'"):
@@ -211,8 +273,10 @@ def test_family_too_large_for_the_gpu_names_a_preset_that_fits(tmp_path, monkeyp
     assert loaded == []                                        # nothing was loaded
 
 
-def test_family_spread_by_accelerate_when_free_memory_is_short(tmp_path, monkeypatch):
-    """7B-sized target on a 16 GB V100 with 15 GiB free: the target gets device_map='auto', drafters do not."""
+@pytest.mark.parametrize("gpu,spread", [(BUSY_V100, True), (T4, False)])
+def test_family_spread_by_accelerate_when_free_memory_is_short(tmp_path, monkeypatch, gpu, spread):
+    """7B-sized target on a V100 with 12 GiB free: the target gets device_map='auto', drafters do not.
+    On a T4 (14.6 GiB free) the same family fits whole: nothing is offloaded."""
     from csd_lib import families
     from csd_lib.families import load_family, toy_tokenizer
     monkeypatch.setattr(config, "HF_OFFLINE", True)
@@ -224,9 +288,12 @@ def test_family_spread_by_accelerate_when_free_memory_is_short(tmp_path, monkeyp
         random_model("llama", 48, size, i, torch.float32).save_pretrained(d)
         toy_tokenizer(48, False).save_pretrained(d)
         paths.append(str(d))
-    v100 = DeviceInfo("cuda", "V100-16GB", (7, 0), 16 * GiB, 15 * GiB, 0)
-    monkeypatch.setattr(config, "describe_device", lambda device=None: v100)
-    monkeypatch.setattr(families, "count_params", lambda rid, keep=(): (int(V7B if rid == paths[0] else V68M), 0))
+    monkeypatch.setattr(config, "describe_device", lambda device=None: gpu)
+    # sized as Vicuna-7B and Vicuna-68M (by the tiny models' widths), with the KV caches of their published configs
+    monkeypatch.setattr(families, "count_params",
+                        lambda cfg, keep=(): (int(V7B if cfg["hidden_size"] == 32 else V68M), 0))
+    real_plan, cache = config.plan_memory, _cache([V7B, V68M], F16)
+    monkeypatch.setattr(config, "plan_memory", lambda sizes, info, c=0: real_plan(sizes, info, cache))
     calls = {}
 
     def fake_load(name, path, policy=None, **kw):
@@ -236,8 +303,11 @@ def test_family_spread_by_accelerate_when_free_memory_is_short(tmp_path, monkeyp
     fam = load_family(target=paths[0], drafters=paths[1:])
     pol, kw = calls["target"]
     assert (pol.device.type, pol.dtype) == ("cuda", F16) and fam.policy is pol
-    assert kw["device_map"] == "auto" and 0 < kw["max_memory"][0] < V7B * 2
-    assert calls["small"][1] == {}                            # the drafter goes whole onto the GPU
+    if spread:
+        assert kw["device_map"] == "auto" and 0 < kw["max_memory"][0] < V7B * 2
+    else:
+        assert "device_map" not in kw                          # fits: never offloaded
+    assert "device_map" not in calls["small"][1]               # the drafter goes whole onto the GPU
 
 
 @pytest.fixture(scope="module")

@@ -3,12 +3,14 @@
 The table of bad numbers, names and files across the API and the CLI is tests/test_bad_inputs.py.
 """
 import functools
+import json
+import os
 
 import pytest
 
 from csd_lib import generate, load_family, random_family
 from csd_lib.__main__ import main
-from csd_lib.cascade import validate_k
+from csd_lib.plan import validate_k
 
 
 @functools.lru_cache(maxsize=None)
@@ -79,3 +81,65 @@ def test_cli_errors_after_loading_are_one_line(args, msg, capsys):
     err = capsys.readouterr().err
     assert msg in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1, err
+
+
+# -- settings a method would silently ignore (refused by make_plan) ---------------------------------
+
+@pytest.mark.parametrize("k", [[[3]], 3, "[[1,"])
+def test_k_for_ar_is_refused(k):
+    with pytest.raises(ValueError, match="'ar'"):
+        generate(fam(), [3, 4, 5], "ar", k=k, max_new_tokens=4)
+
+
+@pytest.mark.parametrize("k", [0, [[0]]])
+def test_k_zero_for_sd_is_refused(k):
+    with pytest.raises(ValueError, match="SD needs a draft length k >= 1"):
+        generate(fam(), [3, 4, 5], "sd", k=k, max_new_tokens=4)
+
+
+def test_cli_k_zero_for_sd_is_refused(capsys):
+    assert main(["generate", "--family", "tiny-t5", "--method", "sd", "--k", "0", "--max-new-tokens", "4",
+                 "--prompt", "x"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip().splitlines()[-1].startswith("error: ") and "Traceback" not in err
+
+
+# -- the command line: results on stdout, notes on stderr --------------------------------------------
+
+def test_cli_tiny_temperature_samples_like_greedy(capsys):
+    """--temperature 1e-300 once overflowed the softmax (nan); now it is the argmax, as greedy."""
+    args = ["generate", "--family", "tiny-t5", "--method", "csd", "--max-new-tokens", "8", "--prompt", "w3 w4",
+            "--json"]
+    assert main([*args, "--temperature", "1e-300", "--seed", "1"]) == 0
+    tiny = json.loads(capsys.readouterr().out)
+    assert main(args) == 0
+    assert tiny["token_ids"] == json.loads(capsys.readouterr().out)["token_ids"]
+
+
+def test_cli_bench_stdout_is_the_table_only(tmp_path, capsys):
+    out = tmp_path / "r.jsonl"
+    args = ["bench", "--family", "tiny-t5", "--n", "1", "--methods", "ar,mag", "--max-new-tokens", "4",
+            "--costs", "none", "--out", str(out), "--summary-json", str(tmp_path / "s.json")]
+    assert main(args) == 0
+    stdout, err = capsys.readouterr()
+    assert stdout.splitlines()[0].startswith("method") and len(stdout.splitlines()) == 4   # head, rule, ar, mag
+    assert "load_task: synth-gsm8k/test: 1 examples" in err
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {(r["split"], r["seed"], r["task"]) for r in recs} == {("test", 0, "synth-gsm8k")}
+    # another --max-new-tokens: refused, or a new file with --new-out
+    assert main([*args[:-4], "--max-new-tokens", "5", *args[-4:]]) == 2
+    assert "max_new_tokens is 4 there, 5 now" in capsys.readouterr().err
+    assert main([*args[:-4], "--max-new-tokens", "5", "--new-out", *args[-4:]]) == 0
+    assert f"writing {tmp_path / 'r-2.jsonl'}" in capsys.readouterr().err
+    assert {json.loads(line)["max_new_tokens"] for line in (tmp_path / "r-2.jsonl").read_text().splitlines()} == {5}
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root writes any folder")
+def test_cli_bench_read_only_summary_folder_is_refused_before_the_run(tmp_path, capsys):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    out = tmp_path / "r.jsonl"
+    assert main(["bench", "--family", "tiny-t5", "--n", "1", "--out", str(out), "--summary-json",
+                 str(ro / "s.json")]) == 2
+    assert "is not writable" in capsys.readouterr().err and not out.exists()

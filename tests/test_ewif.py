@@ -1,8 +1,11 @@
 """EWIF closed forms (Section 4) against hand cases, Monte Carlo and published numbers."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from csd_lib import ewif as E
+from csd_lib.plan import Plan
 
 T5_K = [[5, 14, 10], [0, 1, 10], [0, 0, 10]]
 T5_DRAFTERS = ["base", "small", "mag"]
@@ -137,7 +140,7 @@ def test_cor46_first_position_matters_most():
 # --- predict_speedup (Algorithm 1 with Bernoulli acceptance) -------------------
 
 def test_predict_sd_matches_cor42():
-    cfg = {"method": "sd", "drafter": "small", "k": 5}
+    cfg = Plan.sd(5, "small")
     out = E.predict_speedup(cfg, {("target", "small"): [0.8]}, {"target": 1.0, "small": 0.02},
                             n_sim=100_000, seed=0)
     assert out["speedup"] == pytest.approx(E.ewif_sd(0.8, 5, 0.02), rel=0.01)
@@ -146,7 +149,7 @@ def test_predict_sd_matches_cor42():
 
 def test_predict_sd_per_position_matches_thm45():
     a = [0.9, 0.8, 0.6, 0.5]
-    out = E.predict_speedup({"method": "sd", "drafter": "base", "k": 4}, {("target", "base"): a},
+    out = E.predict_speedup(Plan.sd(4, "base"), {("target", "base"): a},
                             {"target": 1.0, "base": 0.04}, n_sim=100_000, seed=3)
     assert out["speedup"] == pytest.approx(E.ewif_horizontal(a, [0.04] * 4), rel=0.01)
 
@@ -154,7 +157,7 @@ def test_predict_sd_per_position_matches_thm45():
 def test_predict_staged_one_round_matches_thm43():
     # staged with k1 = 1: d1 reviews exactly one block of k2 autoregressive d2 drafts (n = 1)
     acc = {("target", "base"): [0.8], ("base", "small"): [0.7]}
-    out = E.predict_speedup({"method": "staged", "drafters": ["base", "small"], "k": [1, 4]}, acc,
+    out = E.predict_speedup(Plan.staged(["base", "small"], [1, 4]), acc,
                             {"target": 1.0, "base": 0.04, "small": 0.02}, n_sim=100_000, seed=4)
     assert out["speedup"] == pytest.approx(E.ewif_vc(0.8, 0.7, 4, 1, 0.04, 0.02), rel=0.01)
 
@@ -162,7 +165,7 @@ def test_predict_staged_one_round_matches_thm43():
 def test_predict_t5_config_all_accepted_is_exact():
     # base step: small reviews 10 MaG -> 11, base reviews 11 -> 12; top: 12 + small 11 = 23,
     # + MaG 10 = 33 drafted, target emits 34. Calls: target 1, base 1, small 2, MaG 3.
-    cfg = {"method": "csd", "drafters": T5_DRAFTERS, "k": T5_K, "lenience": 2}
+    cfg = Plan.csd(T5_DRAFTERS, T5_K, 2, mag_block=10)
     costs = {"target": 1.0, "base": 0.04, "small": 0.02, "mag": 0.0}
     out = E.predict_speedup(cfg, _const_table([1.0]), costs, n_sim=50)
     assert out["tokens_per_target_call"] == 34
@@ -174,7 +177,7 @@ def test_predict_t5_config_all_accepted_is_exact():
 
 def test_predict_llama_config_all_accepted_is_exact():
     # [[13,10],[0,10]]: two 11-token rounds of (MaG 10 -> drafter) reach 22 >= 13, MaG adds 10.
-    cfg = {"method": "csd", "drafters": ["llama-160m", "mag"], "k": [[13, 10], [0, 10]]}
+    cfg = Plan.csd(["llama-160m", "mag"], [[13, 10], [0, 10]], mag_block=10)
     acc = _const_table([1.0], reviewers=("target", "llama-160m"), proposers=("llama-160m", "mag"))
     out = E.predict_speedup(cfg, acc, {"target": 1.0, "llama-160m": 0.02, "mag": 0.0}, n_sim=10)
     assert out["tokens_per_target_call"] == 33
@@ -184,22 +187,26 @@ def test_predict_llama_config_all_accepted_is_exact():
 
 def test_predict_other_methods():
     costs = {"target": 1.0, "mag": 0.0}
-    assert E.predict_speedup({"method": "ar"}, {}, costs)["speedup"] == 1.0
-    out = E.predict_speedup({"method": "mag"}, {("target", "mag"): [1.0]}, costs, n_sim=10)
+    assert E.predict_speedup(Plan.ar(), {}, costs)["speedup"] == 1.0
+    out = E.predict_speedup(Plan.mag(10, mag_block=10), {("target", "mag"): [1.0]}, costs, n_sim=10)
     assert out["tokens_per_target_call"] == 11
-    out = E.predict_speedup({"method": "mag"}, {("target", "mag"): [0.0]}, costs, n_sim=10)
+    out = E.predict_speedup(Plan.mag(10, mag_block=4), {("target", "mag"): [1.0]}, costs, n_sim=10)
+    assert out["tokens_per_target_call"] == 13    # MaG's block, not a literal 10: 4 + 4 + 4 drafted, + 1
+    out = E.predict_speedup(Plan.mag(), {("target", "mag"): [0.0]}, costs, n_sim=10)
     assert out["speedup"] == 1.0
+    with pytest.raises(ValueError, match="Plan"):
+        E.predict_speedup({"method": "ar"}, {}, costs)
 
 
 def test_predict_csd_beats_sd_and_picks_table_by_lenience():
-    cfg = {"method": "csd", "drafters": T5_DRAFTERS, "k": T5_K, "lenience": 2}
+    cfg = Plan.csd(T5_DRAFTERS, T5_K, 2, mag_block=10)
     costs = {"target": 1.0, "base": 0.04, "small": 0.02, "mag": 0.0}
     tables = {1: _const_table([0.5]), 2: _const_table([0.8, 0.7, 0.6])}
     hi = E.predict_speedup(cfg, tables, costs, n_sim=5_000, seed=0)
-    lo = E.predict_speedup({**cfg, "lenience": 1}, tables, costs, n_sim=5_000, seed=0)
+    lo = E.predict_speedup(replace(cfg, lenience=1), tables, costs, n_sim=5_000, seed=0)
     assert hi["speedup"] > lo["speedup"] > 1.0
     with pytest.raises(ValueError, match="lenience"):
-        E.predict_speedup({**cfg, "lenience": 3}, tables, costs, n_sim=10)
+        E.predict_speedup(replace(cfg, lenience=3), tables, costs, n_sim=10)
     with pytest.raises(ValueError, match="reviewer 'small'"):
         E.predict_speedup(cfg, {("target", "base"): [0.5]}, costs, n_sim=10)
 

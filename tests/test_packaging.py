@@ -52,6 +52,7 @@ def test_wheel_runs_outside_the_repo(tmp_path):
                    "csd_lib/_data/models/tiny-t5-target/model.safetensors",
                    "csd_lib/_data/models/tiny-llama-small/tokenizer.json",
                    "csd_lib/_data/tasks/synth-gsm8k-test.jsonl", "csd_lib/_data/hf_configs/google/flan-t5-small/config.json",
+                   "csd_lib/_data/shadow_words.txt",
                    "csd_lib/viz/__init__.py", "csd_lib/zoo/card.py"):
         assert needed in names, needed
     assert not [n for n in names if n.endswith(".md") or "__pycache__" in n], "docs or caches in the wheel"

@@ -93,7 +93,7 @@ def test_missing_datasets_is_said_plainly(monkeypatch, capsys):
     monkeypatch.setattr(config, "DATA_DIR", None)
     monkeypatch.setitem(sys.modules, "datasets", None)     # import datasets -> ImportError
     exs = tasks.load_task("gsm8k", "train", n=5)
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err  # a note: stderr, never stdout
     assert "`datasets` package is not installed" in out and "pip install datasets" in out
     assert exs[0].task == "synth-gsm8k" and ":train:" in exs[0].source
 

@@ -1,7 +1,7 @@
 """review() on hand-computed cases, and effective_q against simulation."""
 import torch
 
-from csd_lib.review import effective_q, residual, review
+from csd_lib.review import effective_q, probs, residual, review
 
 
 def P(*rows):
@@ -94,3 +94,22 @@ def test_effective_q_is_p_at_lenience_one():
     p = P([.5, .3, .2])
     q = P([.1, .2, .7])
     assert torch.equal(effective_q(p, q, torch.tensor([2]), 1.0), p)
+
+
+def test_probs_at_a_tiny_temperature_is_the_argmax_not_nan():
+    logits = torch.tensor([[1.0, 3.0, -2.0, 2.5], [0.0, 0.0, -1.0, -5.0]])  # (2, V)
+    assert torch.isnan(torch.softmax(logits / 1e-300, dim=-1)).any()  # the naive division overflows
+    p = probs(logits, 1e-300)
+    assert torch.isfinite(p).all()
+    assert torch.equal(p[0], torch.tensor([0.0, 1.0, 0.0, 0.0]))
+    assert torch.equal(p[1], torch.tensor([0.5, 0.5, 0.0, 0.0]))       # a tie shares the mass
+    for t in (0.0, 0.3, 1.0, 7.0):                                     # and the same softmax elsewhere
+        assert torch.allclose(probs(logits, t), torch.softmax(logits / (t or 1.0), dim=-1), atol=1e-7)
+
+
+def test_generate_at_a_tiny_temperature_is_greedy():
+    from csd_lib import generate, random_family
+    fam = random_family("llama", vocab_size=32, n_drafters=2, seed=0)
+    for m in ("ar", "csd"):
+        g = generate(fam, [3, 4, 5], m, temperature=1e-300, seed=1, max_new_tokens=8)
+        assert g.token_ids == generate(fam, [3, 4, 5], m, max_new_tokens=8).token_ids

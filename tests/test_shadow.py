@@ -1,5 +1,6 @@
 """Shadow checkpoints (csd_lib.shadow): published configs, tokenizers and sizes of the real ids."""
 import json
+import re
 
 import huggingface_hub
 import pytest
@@ -145,3 +146,64 @@ def test_relative_position_encoder_has_no_prompt_length_limit():
     assert t5.start(list(range(3, 40)) * 20)  # a 740-token prompt
     llama = LM("l", random_model("llama", 40, "small", 0, dtype=torch.float32))
     assert llama.max_length == 512
+
+
+# Tokens per English word of the published tokenizers: ~1.33 (100 tokens ~ 75 words; docs/REFERENCE.md,
+# "Tokens per word of the real tokenizers"). The shadow's must be within 25% of it.
+PUBLISHED_TOKENS_PER_WORD = 1.33
+PLAIN_ENGLISH = [  # plain sentences written for this test; none is in the tokenizer's corpus
+    "My grandmother keeps a small garden behind her house, where she grows tomatoes and beans every summer.",
+    "The train was late again this morning, so most of the passengers missed the start of their meetings.",
+    "Although the museum is closed on Mondays, visitors can still walk through the park next to it.",
+    "He promised his daughter that they would go camping by the lake as soon as the school year ended.",
+    "Doctors recommend drinking plenty of water and getting enough sleep before an important exam.",
+    "The old bridge across the river was repaired last spring after a heavy storm damaged its wooden rails.",
+]
+
+
+@pytest.mark.parametrize("rid", SMALL_IDS)
+def test_tokenizer_splits_english_at_the_published_rate(offline_hub, rid):
+    from transformers import AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(rid)
+    for name, texts in (("synth-gsm8k test prompts", None), ("plain English", PLAIN_ENGLISH)):
+        rate = shadow.tokens_per_word(tok, texts)
+        assert abs(rate / PUBLISHED_TOKENS_PER_WORD - 1) < 0.25, f"{rid} on {name}: {rate:.2f} tokens per word"
+    pieces = tok.tokenize("Natalia sold 48 apples, then 24.")
+    assert pieces[-2:] == (["4", "."] if tok.bos_token else ["\u258124", "."])  # Llama splits digits, T5 does not
+    assert "," in pieces and "\u2581sold" in pieces and "\u2581apples" in pieces
+
+
+def test_tokens_per_word_counts_pieces_per_whitespace_word(offline_hub):
+    from transformers import AutoTokenizer
+    tok = AutoTokenizer.from_pretrained("google/flan-t5-small")
+    assert shadow.tokens_per_word(tok, ["the dog ran", "on the road"]) == 1.0  # frequent words: one piece each
+    assert shadow.tokens_per_word(tok, ["the dog ran.", "On the road"]) == 7 / 6  # "." is a piece; </s> not counted
+
+
+def test_build_shadows_checks_ids_before_writing(tmp_path):
+    out = tmp_path / "hub"
+    with pytest.raises(ValueError, match="no stored published config for 'google/flan-t5-huge'"):
+        shadow.build_shadows(out, ids=["google/flan-t5-small", "google/flan-t5-huge"], verbose=False)
+    with pytest.raises(ValueError, match="no models to build"):
+        shadow.build_shadows(out, presets=[], verbose=False)
+    assert not out.exists()
+
+
+def test_cli_builds_stored_ids_and_prints_tokens_per_word(hub, capsys):
+    from csd_lib.__main__ import main
+    assert main(["shadow", "--out", str(hub), "--ids", "double7/vicuna-68m", "--max-layers", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("double7/vicuna-68m: ") and "(already there)" in out[0]
+    assert re.search(r"tokenizer: 1\.\d\d tokens per word", out[0]) and out[1].startswith("use them with")
+    assert len(out) == 2  # that id only
+
+
+def test_cli_rejects_unknown_ids_before_writing(tmp_path, capsys):
+    from csd_lib.__main__ import main
+    out = tmp_path / "hub"
+    assert main(["shadow", "--out", str(out), "--ids", "google/flan-t5-small,google/flan-t5-huge"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: no stored published config for 'google/flan-t5-huge'")
+    assert not out.exists()
+    with pytest.raises(SystemExit):  # one or the other
+        main(["shadow", "--out", str(out), "--ids", "google/flan-t5-small", "--presets", "vicuna"])

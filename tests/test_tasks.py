@@ -99,7 +99,8 @@ def test_local_source_first(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(config, "data_dir", lambda: tmp_path)
     monkeypatch.setattr(tasks, "_from_hub", lambda *a: pytest.fail("hub contacted"))
     g = tasks.load_task("gsm8k")
-    assert "local" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "local" in err and out == ""  # notes go to stderr: stdout is for results
     assert g[0].prompt == GSM8K_PROMPT.format(question=rows_q(tmp_path))
     assert g[0].reference == "She has 2 + 3 = 5 pens.\nThe answer is 5." and g[0].answer == "5"
     assert g[1].answer == "2000" and tasks.is_correct(g[1].reference, g[1])
@@ -120,7 +121,8 @@ def test_hub_then_bundled_fallback(monkeypatch, capsys):
     g = tasks.load_task("gsm8k", n=10)
     assert calls == ["gsm8k"]
     assert len(g) == 10 and g[0].task == "synth-gsm8k"
-    assert "bundled synth-gsm8k" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "bundled synth-gsm8k" in err and out == ""
     monkeypatch.setattr(config, "HF_OFFLINE", True)
     m = tasks.load_task("mmlu", n=5)
     assert calls == ["gsm8k"] and m[0].task == "synth-mmlu"
@@ -134,10 +136,27 @@ def test_hub_connection_error_is_caught(monkeypatch, capsys):
 
     monkeypatch.setattr(datasets, "load_dataset", boom)
     assert tasks._from_hub("gsm8k", "test") is None
-    assert "could not serve" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "could not serve" in err and out == ""
 
 
 def test_corpus_interleaves_tasks():
     c = tasks.corpus("train", 10)
     assert len(c) == 20
     assert [e.task for e in c[:4]] == ["synth-gsm8k", "synth-mmlu"] * 2
+
+
+def test_asking_more_than_a_split_holds_says_how_many_it_holds(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match=r"synth-gsm8k/test holds 200 examples, 100000 were asked for; "
+                                         r"pass n <= 200"):
+        tasks.load_task("synth-gsm8k", "test", 100000)
+    assert len(tasks.load_task("synth-gsm8k", "test", 100000, at_most=True)) == 200
+    assert len(tasks.load_task("synth-gsm8k", "test", 200)) == 200
+    assert len(tasks.load_task("synth-mmlu", "val", 300)) == 300      # generated splits have no end
+    _fake_data_dir(tmp_path)
+    monkeypatch.setattr(config, "data_dir", lambda: tmp_path)
+    held = len(tasks.load_task("gsm8k"))
+    with pytest.raises(ValueError, match=f"gsm8k/test holds {held} examples"):
+        tasks.load_task("gsm8k", "test", held + 1)
+    with pytest.raises(ValueError, match="n must be an integer >= 1"):
+        tasks.load_task("synth-gsm8k", "test", 0)

@@ -4,7 +4,7 @@ import math
 import pytest
 
 from csd_lib import generate, random_family
-from csd_lib.costs import CallFit, CostModel
+from csd_lib.costmodel import CallFit, CostModel
 from csd_lib.tune import acceptance_table, candidate_grid, complete_table, latency_costs, predict_sd, remeasure, tune
 
 PROMPTS = ["w5 w6 w7 w8 w5 w6", "w9 w10 w11 w9 w10 w11"]
@@ -17,7 +17,7 @@ def fam():
 def test_acceptance_table_pools_counts_and_fills_gaps():
     f = fam()
     gens = [generate(f, p, "csd", max_new_tokens=20) for p in PROMPTS]
-    table = acceptance_table(gens, min_reached=1)
+    table = acceptance_table([g.stats.to_dict() for g in gens], min_reached=1)
     assert ("target", "base") in table
     # drafters share the target's weights: the strict top review accepts everything
     assert all(v == 1.0 for v in table[("target", "base")])
@@ -27,7 +27,7 @@ def test_acceptance_table_pools_counts_and_fills_gaps():
 def test_acceptance_table_extrapolates_with_the_pooled_rate():
     # 10 reviews reach position 0, few reach the later ones; the last, thinly observed position
     # accepted all: beyond the row, the pooled rate is repeated, not that 1.0
-    run = {"stats": {"acceptance": {"target<-base": {"reached": [10, 10, 4, 3], "accepted": [9, 6, 3, 3]}}}}
+    run = {"acceptance": {"target<-base": {"reached": [10, 10, 4, 3], "accepted": [9, 6, 3, 3]}}}
     row = acceptance_table([run], min_reached=3)[("target", "base")]
     assert row[:4] == [0.9, 0.6, 0.75, 1.0]
     assert row[-1] == pytest.approx(21 / 27)
@@ -44,13 +44,13 @@ def test_complete_table_fills_an_unseen_pair_from_the_same_proposer():
 
 def test_latency_costs_relative_to_target():
     f = fam()
-    costs = latency_costs([generate(f, p, "csd", max_new_tokens=20) for p in PROMPTS])
+    costs = latency_costs([generate(f, p, "csd", max_new_tokens=20).stats.to_dict() for p in PROMPTS])
     assert costs["target"] == 1.0 and costs["mag"] == 0.0 and costs["base"] > 0
 
 
 def test_tune_measures_probes_plus_budget_and_keeps_the_fastest():
     f = fam()
-    cands = candidate_grid(2, k1=(1, 3), k2=(0, 5), k_inner=(1,), leniences=(1.0, 2.0))
+    cands = candidate_grid(2, k1=(1, 3), k2=(0, 5), k_inner=(1,), mag=f.mag.n, leniences=(1.0, 2.0))
     cm = CostModel.constant({"target": 1.0, "base": 0.3, "small": 0.1, "mag": 0.01})
     res = tune(f, PROMPTS, budget=3, candidates=cands, max_new_tokens=16, n_sim=500, progress=False, cost_model=cm)
     assert res.n_measured == 2 + 3                # one probe per lenience, then the top 3 predicted
@@ -60,10 +60,10 @@ def test_tune_measures_probes_plus_budget_and_keeps_the_fastest():
 
 
 def test_candidate_grid_shapes():
-    assert all(len(k) == 3 for k, _ in candidate_grid(2))
-    assert all(len(k) == 2 for k, _ in candidate_grid(1))
+    assert all(len(k) == 3 and k[2][2] == 10 for k, _ in candidate_grid(2, mag=10))
+    assert all(len(k) == 2 and k[1][1] == 4 for k, _ in candidate_grid(1, mag=4))
     with pytest.raises(ValueError):
-        candidate_grid(0)
+        candidate_grid(0, mag=10)
 
 
 def test_sd_sweep_reports_every_draft_length():

@@ -48,7 +48,7 @@ def test_panel_k_cells_report_letters_and_redraw_the_tree(agreeing):
     assert p.error.value == "" and p.runs == 2
     k = [row[:] for row in agreeing.default_k]
     k[0][0] = 7
-    assert p.last.config["k"] == k and str(k) in p.tree_figure.layout.title.text
+    assert [list(row) for row in p.last.plan.k] == k and str(k) in p.tree_figure.layout.title.text
     assert "K " in p.diff.value and "\u2192" in p.diff.value
 
 
@@ -89,10 +89,10 @@ def test_sample_mode_uses_the_default_temperature_and_ar_runs_once(agreeing, mon
     real = wmod.generate
     monkeypatch.setattr(wmod, "generate", lambda fam, text, m, **kw: calls.append(m) or real(fam, text, m, **kw))
     p = live_panel(agreeing, PROMPT, max_new_tokens=12)
-    assert p.controls["temperature"].disabled and p.last.config["temperature"] == 0.0
+    assert p.controls["temperature"].disabled and p.last.plan.temperature == 0.0
     p.controls["decoding"].value = "sample"
     assert not p.controls["temperature"].disabled
-    assert p.last.config["temperature"] == SAMPLE_TEMPERATURE == p.controls["temperature"].value
+    assert p.last.plan.temperature == SAMPLE_TEMPERATURE == p.controls["temperature"].value
     p.controls["seed"].value = 1
     p.controls["lenience"].value = 3.0
     assert calls.count("ar") == 1 and p.runs == 4  # greedy AR once per prompt and length

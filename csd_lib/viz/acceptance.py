@@ -1,6 +1,7 @@
 """Acceptance and forward-call figures (notebooks 01 and 03)."""
 from __future__ import annotations
 
+from ..trace import PairStats
 from .palette import level_color, model_color
 
 
@@ -13,7 +14,7 @@ def acceptance_figure(curves: dict, conditional: bool = True, fit: bool = True, 
             ``alpha`` as returned by :func:`csd_lib.acceptance.acceptance_curve`.
         paper: mark the paper's range (0.7-0.8 at position 1, <= 0.1 at position 30).
     """
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     fig = go.Figure()
     for name, cv in curves.items():
         role = name.split("->")[0]
@@ -54,7 +55,6 @@ def total_calls(runs) -> dict[str, int]:
 
 def merged_acceptance(runs) -> dict:
     """Per-pair acceptance (``reviewer<-proposer`` -> PairStats) summed over generations."""
-    from ..trace import PairStats
     out: dict = {}
     for g in _runs(runs):
         for key, ps in g.stats.acceptance.items():
@@ -74,7 +74,7 @@ def calls_figure(gens: dict, title: str = "forward calls per model"):
     Args:
         gens: ``{label: Generation or list of Generations}`` (lists are summed).
     """
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     calls = {lab: total_calls(g) for lab, g in gens.items()}
     names = []
     for c in calls.values():
@@ -106,7 +106,7 @@ def pair_acceptance_figure(gens: dict, max_pos: int = 15, title: str = "measured
     Args:
         gens: ``{label: Generation or list of Generations}`` (lists are pooled).
     """
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     fig = go.Figure()
     dashes = ["solid", "dash", "dot", "dashdot", "longdash"]
     for i, (lab, g) in enumerate(gens.items()):

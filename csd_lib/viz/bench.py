@@ -4,7 +4,7 @@ from __future__ import annotations
 
 def bench_figure(summary: dict, title: str = "speedup over AR"):
     """Grouped bars: walltime and SWI speedups per method (plotly Figure)."""
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     methods = [m for m in summary if m != "ar"]
     fig = go.Figure()
     for key, label in (("speedup_walltime", "walltime (measured)"), ("speedup_swi_ms", "SWI model-size"),
@@ -18,7 +18,7 @@ def bench_figure(summary: dict, title: str = "speedup over AR"):
 def parity_figure(points: list[dict], x: str, y: str, label: str = "label", xlabel: str | None = None,
                   ylabel: str | None = None, title: str = "", color: str | None = None):
     """Scatter of ``y`` against ``x`` with the line y = x (theory vs measured, SWI vs walltime)."""
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     fig = go.Figure()
     groups: dict = {}
     for p in points:

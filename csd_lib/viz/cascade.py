@@ -1,7 +1,10 @@
 """Cascade figures (notebook 04): planned and measured coverage of the reviewed blocks, grids."""
 from __future__ import annotations
 
-from .palette import proposer_color
+import numpy as np
+
+from ..plan import check_lenience, validate_k
+from .palette import model_color, proposer_color, text_color
 
 
 def planned_coverage(k, drafters: list[str], reviewer: str = "target") -> list[dict]:
@@ -12,7 +15,6 @@ def planned_coverage(k, drafters: list[str], reviewer: str = "target") -> list[d
     reviewer's block (0-based, block-relative). Real blocks overshoot these minimums.
     Returns one dict per segment: reviewer, drafter, start, end.
     """
-    import numpy as np
     K = np.asarray(k, dtype=int)
     n = len(drafters)
     if K.shape != (n, n):
@@ -33,7 +35,7 @@ def planned_coverage(k, drafters: list[str], reviewer: str = "target") -> list[d
 
 def planned_coverage_figure(k, drafters: list[str], reviewer: str = "target", title: str | None = None):
     """Horizontal segments: which drafter fills which positions of each review, from K."""
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     rows = planned_coverage(k, drafters, reviewer)
     fig = go.Figure()
     seen = set()
@@ -70,7 +72,7 @@ def coverage_from_events(events, depth: int = 0, max_pos: int | None = None) -> 
 
 def coverage_figure(events, depth: int = 0, max_pos: int | None = 30, title: str | None = None):
     """Stacked bars: share of each proposer at every position of the reviewed blocks."""
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     cov = coverage_from_events(events, depth, max_pos)
     n = max((len(v) for v in cov.values()), default=0)
     tot = [sum(cov[w][i] for w in cov) for i in range(n)]
@@ -92,8 +94,8 @@ def coverage_figure(events, depth: int = 0, max_pos: int | None = 30, title: str
 def grid_heatmap(rows: list[dict], value: str, x: str = "k12", y: str = "k11", facet: str = "lenience",
                  title: str | None = None, zmid: float | None = 1.0):
     """One heatmap of ``value`` over (x, y) per distinct ``facet``; cells are annotated."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
+    from plotly.subplots import make_subplots  # plotly: imported when a figure is drawn
     facets = sorted({r[facet] for r in rows})
     xs = sorted({r[x] for r in rows})
     ys = sorted({r[y] for r in rows})
@@ -152,7 +154,6 @@ def cascade_tree(k, drafters: list[str] | None = None, lenience: float | None = 
         strict (the parent's review is the target's); ``rows``: per reviewer level, the
         row of K it uses and its running thresholds; ``k``, ``drafters``, ``lenience``, ``target``.
     """
-    from ..cascade import check_lenience, validate_k
     k, names, lenience, target = _tree_args(k, drafters, lenience, target)
     lam = check_lenience(lenience)
     n = len(names)
@@ -203,8 +204,7 @@ def cascade_tree_figure(k, drafters: list[str] | None = None, lenience: float | 
 
     ``cascade_tree_figure(fam)`` draws a family's default K, drafters and lenience.
     """
-    import plotly.graph_objects as go
-    from .palette import model_color, text_color
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     tree = cascade_tree(k, drafters, lenience, target)
     nodes, lam = tree["nodes"], tree["lenience"]
     kids: dict = {}

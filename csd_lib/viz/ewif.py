@@ -1,14 +1,14 @@
 """EWIF figures (notebook 05): theory curves, the paper's Table 1, Cor 4.4."""
 from __future__ import annotations
 
+from ..ewif import best_k_sd, ewif_sd, ewif_vc
 from ..mag import MATCH
 from .palette import LEVEL_COLORS, OKABE_ITO
 
 
 def ewif_k_figure(settings: list[tuple[float, float]], k_max: int = 20, title: str | None = None):
     """EWIF of speculative decoding (Cor 4.2) against k, one line per (alpha, c), best k marked."""
-    import plotly.graph_objects as go
-    from ..ewif import best_k_sd, ewif_sd
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     fig = go.Figure()
     ks = list(range(1, k_max + 1))
     palette = [OKABE_ITO[c] for c in ("blue", "vermillion", "bluish green", "reddish purple", "orange", "black")]
@@ -28,7 +28,7 @@ def ewif_k_figure(settings: list[tuple[float, float]], k_max: int = 20, title: s
 def lines_figure(x, series: dict[str, list[float]], xlabel: str, ylabel: str, title: str = "",
                  colors: dict[str, str] | None = None, dash: dict[str, str] | None = None):
     """Several named lines over one x axis (theory curves, Monte Carlo points)."""
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     fig = go.Figure()
     for name, y in series.items():
         fig.add_scatter(x=list(x), y=list(y), mode="lines+markers", name=name,
@@ -39,7 +39,7 @@ def lines_figure(x, series: dict[str, list[float]], xlabel: str, ylabel: str, ti
 
 def table1_figure(rows_by_model: dict[str, list[dict]], title: str = "Table 1: horizontal cascade EWIF"):
     """Grouped bars: the paper's Table 1 numbers beside EWIF computed under each cost model."""
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     first = next(iter(rows_by_model.values()))
     keep = [r for r in first if r["drafters"] in ("small", "base", "base+small")]
     labels = [f"{r['dataset']} {r['drafters']}" for r in keep]
@@ -55,8 +55,7 @@ def table1_figure(rows_by_model: dict[str, list[dict]], title: str = "Table 1: h
 def cor44_figure(alpha: float, alpha_prime: float, c_d1: float, k: int, n_max: int = 12,
                  title: str | None = None):
     """EWIF of the vertical cascade (Thm 4.3, free bottom model) vs plain SD with step n (Cor 4.4)."""
-    import plotly.graph_objects as go
-    from ..ewif import ewif_sd, ewif_vc
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     ns = list(range(1, n_max + 1))
     vc = [ewif_vc(alpha, alpha_prime, k, n, c_d1, 0.0) for n in ns]
     sd = [ewif_sd(alpha, n, c_d1) for n in ns]

@@ -1,6 +1,8 @@
 """Lossless sampling figures (notebook 07): exact target law beside empirical laws."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..trace import TARGET_CORRECTION
 from .palette import LEVEL_COLORS, OKABE_ITO
 
@@ -8,8 +10,7 @@ from .palette import LEVEL_COLORS, OKABE_ITO
 def sampling_figure(exact, empirical: dict[str, "list[float]"], n_tokens: int, vocab: int, top: int = 24,
                     title: str = "first tokens: exact target law vs samples"):
     """Bars of the most likely joint outcomes: the exact law beside empirical laws (with TV)."""
-    import numpy as np
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     p = np.asarray(exact, dtype=float)
     idx = np.argsort(-p)[:top]
     names = ["-".join(map(str, np.unravel_index(int(i), (vocab,) * n_tokens))) for i in idx]

@@ -1,7 +1,11 @@
 """Max-Gram figures (notebook 02)."""
 from __future__ import annotations
 
-from ..mag import MATCH
+import html
+
+import numpy as np
+
+from ..mag import MATCH, longest_suffix_match
 from .palette import LEVEL_COLORS, level_css
 from .trace import _label, _pieces
 
@@ -13,7 +17,7 @@ def mag_hits_figure(rows: list[dict], title: str = "Max-Gram on reference soluti
         rows: dicts with ``variant``, ``hit_rate``, ``mean_accepted`` and optionally
             ``color``; variants get neutral colours, never a level's colour.
     """
-    from plotly.subplots import make_subplots
+    from plotly.subplots import make_subplots  # plotly: imported when a figure is drawn
     fig = make_subplots(rows=1, cols=2, subplot_titles=("first token right (hit rate)",
                                                        "tokens accepted per call (greedy)"))
     cols = ["#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#393b79"]  # no level colours
@@ -30,7 +34,7 @@ def mag_hits_figure(rows: list[dict], title: str = "Max-Gram on reference soluti
 
 def match_length_figure(lengths: dict, title: str = "length of the longest suffix match"):
     """Histogram bars of MaG match lengths (0 = no match, bigram fill) per labelled source."""
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     fig = go.Figure()
     cols = ["#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]  # sources, not levels
     for i, (lab, ls) in enumerate(lengths.items()):
@@ -50,9 +54,6 @@ def mag_step_html(tokenizer, prompt_ids: list[int], gen_ids: list[int], mag, tru
     tokens that followed that occurrence (what MaG copies). The proposal is coloured by
     source (mag-match / mag-bigram) and, with ``truth``, checked token by token.
     """
-    import html
-    import numpy as np
-    from ..mag import longest_suffix_match
     prompt_ids, gen_ids = list(prompt_ids), list(gen_ids)
     hay = prompt_ids + gen_ids
     end, length = longest_suffix_match(np.asarray(hay, dtype=np.int64), mag.rule, mag.max_match)

@@ -1,6 +1,11 @@
 """Notebook setup."""
 from __future__ import annotations
 
+import torch
+
+from .. import config
+from ..models import hide_weight_loading_bars
+
 
 def setup_notebook(family: str | None = None) -> None:
     """Notebook defaults: the plotly renderer named by CSD_PLOTLY_RENDERER, no weight-loading bars.
@@ -11,12 +16,9 @@ def setup_notebook(family: str | None = None) -> None:
     For the embedded tiny families one torch thread is used: per-call overhead dominates
     their forward passes, and more threads only add contention on a shared CPU.
     """
-    from .. import config
     if family is not None and family.startswith("tiny"):
-        import torch
         torch.set_num_threads(1)
     if config.PLOTLY_RENDERER:
-        import plotly.io as pio
+        import plotly.io as pio  # plotly: imported when a figure is drawn
         pio.renderers.default = config.PLOTLY_RENDERER
-    from ..models import hide_weight_loading_bars
     hide_weight_loading_bars()

@@ -6,6 +6,10 @@ reviews adds two marks: a struck, faded box for a drafted token the target rejec
 thick black border for the token the target appended (correction or bonus)."""
 from __future__ import annotations
 
+import html
+import os
+from pathlib import Path
+
 from ..trace import TARGET_BONUS, TARGET_CORRECTION, Generation
 from .palette import _ANSI, LEVEL_ORDER, LEVEL_UNDERLINE, level_color, level_css, text_color
 
@@ -55,7 +59,6 @@ def _label(tokenizer, tok: int, piece: str) -> str:
 
 def _esc(text: str) -> str:
     """Escape a token for plotly's HTML-like text (``</s>`` would vanish as a tag)."""
-    import html
     return html.escape(text, quote=False)
 
 
@@ -114,7 +117,7 @@ def _wrap(labels: list[str], width: float) -> tuple[list[float], list[float], li
 
 def _boxes(name, x0, w, rows, labels, colors, hover, visible=True, showlegend=False, opacity=1.0,
            line_color=None, line_width=0.0, pattern=None, strike=False, legendgroup=None):
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     text = [f"<s>{_esc(t)}</s>" if strike else _esc(t) for t in labels]
     marker = dict(color=colors, line=dict(color=line_color or "rgba(0,0,0,0)", width=line_width))
     if pattern:
@@ -138,7 +141,7 @@ def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60
         width: characters per row before wrapping.
         max_steps: replay at most this many reviews (the first ones).
     """
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     ids = list(g.token_ids)
     labels = [_label(tokenizer, t, p) for t, p in zip(ids, _pieces(tokenizer, ids))]
     origins = token_origins(g)
@@ -239,7 +242,6 @@ def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60
 
 def trace_html(g: Generation, tokenizer, title: str | None = None) -> str:
     """The output as coloured ``<span class="csd-tok">`` tokens with hover titles and a legend."""
-    import html
     ids = list(g.token_ids)
     pieces = _pieces(tokenizer, ids)
     origins = token_origins(g)
@@ -267,9 +269,6 @@ def trace_html(g: Generation, tokenizer, title: str | None = None) -> str:
 
 def save_trace_html(g: Generation, tokenizer, path, title: str | None = None) -> None:
     """Write ``trace_html`` as a standalone HTML page (atomic: temp file, then rename)."""
-    import html
-    import os
-    from pathlib import Path
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     page = (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title or "CS Drafting trace")}'
@@ -282,7 +281,6 @@ def save_trace_html(g: Generation, tokenizer, path, title: str | None = None) ->
 
 def stats_html(g: Generation, ar: Generation | None = None) -> str:
     """A small HTML table of one generation's stats (class ``csd-stats-table``)."""
-    import html
     st = g.stats
     rows = [("tokens", st.n_tokens), ("tokens per target call", f"{st.tokens_per_target_call:.2f}"),
             ("forward calls", ", ".join(f"{k} {v}" for k, v in st.calls.items())),
@@ -290,7 +288,7 @@ def stats_html(g: Generation, ar: Generation | None = None) -> str:
             ("SWI, model size", f"{st.swi_model_size:.2f}x"),
             ("SWI, previous work", f"{st.swi_previous_work:.2f}x")]
     if ar is not None:
-        if g.config.get("temperature", 0.0) == 0.0:
+        if g.plan.temperature == 0.0:
             same = g.token_ids == ar.token_ids
             rows.append(("identical to AR (greedy)", "yes" if same else "NO"))
             rows.append(("walltime speedup over AR", f"{ar.stats.wall_time / st.wall_time:.2f}x"

@@ -316,7 +316,8 @@ def render_card(res: dict) -> str:
 def _mag_rows(family: str, results_dir: Path = config.RESULTS_DIR) -> list[dict]:
     """Per task with benchmark records: n, the markdown row of MaG's kept share, and the part
     of CSD's kept MaG tokens that came from suffix matches."""
-    from csd_lib.bench import mag_share, read_records, summarize
+    from csd_lib.bench import read_records
+    from csd_lib.summary import mag_share, summarize
     rows = []
     for t in TASK_NAMES:
         recs = read_records(Path(results_dir) / f"{family}-{t}.jsonl")

@@ -1,0 +1,62 @@
+"""Checks of what a caller hands the Python API, before torch sees it: a family and a prompt.
+
+Each mistake is one ``ValueError`` that says what was given and what to pass instead.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import torch
+
+FAMILY_PARTS = ("tokenizer", "target", "drafters", "mag")
+
+
+def check_family(family):
+    """A loaded family (``load_family``, ``random_family``, ``family_from_models``), returned as is."""
+    if isinstance(family, str):
+        raise ValueError(f"family {family!r} is a name, not a loaded family; load it first: "
+                         f"fam = load_family({family!r})")
+    missing = [a for a in FAMILY_PARTS if not hasattr(family, a)]
+    if missing:
+        raise ValueError(f"family must be a loaded Family (load_family, random_family), got a "
+                         f"{type(family).__name__} without {', '.join(missing)}")
+    return family
+
+
+def check_prompt(prompt, vocab_size: int):
+    """A non-blank ``str``, or token ids as a list, tuple or 1-D integer array/tensor of ints in
+    ``[0, vocab_size)``; returns the str as is, or the ids as a list of Python ints."""
+    if isinstance(prompt, str):
+        if not prompt.strip():
+            raise ValueError("the prompt is empty; pass some text to continue")
+        return prompt
+    if isinstance(prompt, (torch.Tensor, np.ndarray)):
+        if prompt.ndim != 1:
+            raise ValueError(f"prompt ids must be 1-D, got shape {tuple(prompt.shape)}; pass one prompt's ids")
+        ints = np.issubdtype(prompt.dtype, np.integer) if isinstance(prompt, np.ndarray) else \
+            not (prompt.dtype.is_floating_point or prompt.dtype.is_complex or prompt.dtype == torch.bool)
+        if not ints:
+            raise ValueError(f"prompt ids must be integers, got an array of {prompt.dtype}")
+        prompt = prompt.tolist()
+    elif not isinstance(prompt, (list, tuple)):
+        raise ValueError(f"prompt must be text (str) or token ids (a list of ints), got "
+                         f"{type(prompt).__name__} {_short(prompt)}")
+    bad = [t for t in prompt if isinstance(t, (bool, np.bool_)) or not isinstance(t, numbers.Integral)]
+    if bad:
+        bad = bad[0]
+        raise ValueError(f"prompt ids must be ints, got {type(bad).__name__} {_short(bad)}; pass a list of "
+                         f"token ids or a str")
+    ids = [int(t) for t in prompt]
+    if not ids:
+        raise ValueError("the prompt is empty; pass at least one token")
+    out = [t for t in ids if not 0 <= t < vocab_size]
+    if out:
+        raise ValueError(f"prompt token id {out[0]} is out of range [0, {vocab_size}) for this family's "
+                         f"vocabulary; pass ids from its tokenizer")
+    return ids
+
+
+def _short(x) -> str:
+    r = repr(x)
+    return r if len(r) <= 40 else r[:37] + "..."

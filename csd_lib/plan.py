@@ -1,0 +1,263 @@
+"""One typed plan of a generation: method, drafters, K, lenience, MaG's block and the run settings.
+
+A :class:`Plan` is built once (:func:`make_plan` from a family and the user's arguments, or
+:meth:`Plan.sd` / :meth:`Plan.csd` / ... without a family, for theory), then read by the
+engine (:func:`csd_lib.cascade.generate`), stored in :class:`csd_lib.trace.Generation` and in
+benchmark records as is, and priced by :func:`csd_lib.ewif.predict_speedup`. The validators of
+every user-facing setting live here too, so that bad input fails before anything loads.
+
+K holds increments (docs/REFERENCE.md): row ``i`` is used when ``drafters[i:]`` draft for the
+level above; MaG, when present, is the last drafter and proposes ``mag_block`` tokens per call.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+
+METHODS = ("ar", "sd", "mag", "staged", "csd")
+
+# Most tokens MaG proposes per call in the official code (docs/REFERENCE.md): MaG's default block.
+MAG_BLOCK = 10
+# MaG's block in every record written before plans existed (their ``config`` did not store it).
+_CONFIG_MAG_BLOCK = 10
+
+
+# -- validators ------------------------------------------------------------------------
+
+def _is_number(x) -> bool:
+    return not isinstance(x, (bool, np.bool_)) and isinstance(x, (int, float, np.integer, np.floating))
+
+
+def check_lenience(lenience) -> float:
+    """A finite number >= 1, as a float."""
+    if not _is_number(lenience) or not np.isfinite(lenience) or lenience < 1:
+        raise ValueError(f"lenience must be a finite number >= 1 (1 = strict review), got {lenience!r}")
+    return float(lenience)
+
+
+def check_temperature(temperature) -> float:
+    """A finite number >= 0 (0 = greedy), as a float."""
+    if not _is_number(temperature) or not np.isfinite(temperature) or temperature < 0:
+        raise ValueError(f"temperature must be a finite number >= 0 (0 = greedy), got {temperature!r}")
+    return float(temperature)
+
+
+def check_seed(seed) -> int | None:
+    """None (a fresh random seed) or an integer in [0, 2**64)."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 64:
+        raise ValueError(f"seed must be an integer in [0, 2**64) or None (a fresh random seed), got {seed!r}")
+    return int(seed)
+
+
+def check_max_new_tokens(max_new_tokens) -> int:
+    """An integer >= 1."""
+    if isinstance(max_new_tokens, (bool, np.bool_)) or not isinstance(max_new_tokens, (int, np.integer)) \
+            or max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be an integer >= 1, got {max_new_tokens!r}")
+    return int(max_new_tokens)
+
+
+def check_method_lenience(method: str, lenience) -> float | None:
+    """Validate a lenience for ``method``: only ``csd`` has lenient draft-to-draft reviews."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    if lenience is None:
+        return None
+    lam = check_lenience(lenience)
+    if method != "csd" and lam != 1:
+        raise ValueError(f"method {method!r} reviews without lenience (it has no draft-to-draft review), "
+                         f"got lenience={lenience!r}; leave lenience unset, or use method='csd' for lenient "
+                         f"draft-to-draft reviews")
+    return lam
+
+
+def check_method_args(method: str, k=None, lenience=None, drafter: str | None = None) -> None:
+    """The checks that need no family: a known method, and only the settings that method uses."""
+    check_method_lenience(method, lenience)
+    if method == "ar" and k is not None:
+        raise ValueError(f"method 'ar' drafts nothing, so it takes no k (got k={k!r}); leave k unset")
+    if drafter is not None and method != "sd":
+        raise ValueError(f"drafter={drafter!r} picks SD's one drafter; method {method!r} takes no drafter: "
+                         f"leave it unset, or use method='sd'")
+
+
+def validate_k(k, n: int, what: str = "K") -> list[list[int]]:
+    """Check that K is an n x n matrix of non-negative integers; return it as lists."""
+    hint = (f"{what} must be a {n}x{n} matrix of non-negative integers, one row and column per "
+            f"drafter (largest first, MaG last), e.g. {_example_k(n)}")
+    if isinstance(k, str):
+        try:
+            k = json.loads(k)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{what} is not valid JSON ({e}); {hint}") from None
+    if isinstance(k, np.ndarray):
+        k = k.tolist()
+    if not isinstance(k, (list, tuple)) or len(k) != n or any(
+            not isinstance(row, (list, tuple)) or len(row) != n for row in k):
+        raise ValueError(f"bad {what} {k!r}: {hint}")
+    out = []
+    for row in k:
+        for v in row:
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise ValueError(f"bad {what} entry {v!r} (not an integer): {hint}")
+            if v < 0:
+                raise ValueError(f"bad {what} entry {v} (negative): {hint}")
+        out.append([int(v) for v in row])
+    return out
+
+
+def _example_k(n: int) -> str:
+    return str([[5 if i == j == 0 else (MAG_BLOCK if j == n - 1 else int(j >= i)) for j in range(n)]
+                for i in range(n)])
+
+
+def _as_k(k, default, n: int) -> list[list[int]]:
+    """A single budget may be given as an int or as [[k]]."""
+    if k is None:
+        k = default
+    if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+        k = [[int(k)]]
+    return validate_k(k, n)
+
+
+# -- the plan ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Plan:
+    """What one generation runs: Algorithm 1's drafters (names, largest first, ``"mag"`` last when
+    present), K, lenience and MaG's block, plus the run settings."""
+    method: str
+    drafters: tuple[str, ...] = ()
+    k: tuple[tuple[int, ...], ...] = ()
+    lenience: float = 1.0
+    mag_block: int | None = None     # tokens MaG proposes per call (the family's ``mag.n``); None: no MaG
+    temperature: float = 0.0
+    max_new_tokens: int = 200
+    seed: int | None = None
+    naive: bool = False              # review against raw drafter distributions (the biased variant)
+    family: str = ""
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise ValueError(f"unknown method {self.method!r}; use one of {', '.join(METHODS)}")
+        drafters = tuple(str(d) for d in self.drafters)
+        if "mag" in drafters[:-1]:
+            raise ValueError("MaG is the bottom of the cascade: it may only be the last drafter")
+        k = validate_k(list(self.k), len(drafters)) if drafters else []
+        block = self.mag_block
+        if "mag" in drafters:
+            if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
+                raise ValueError(f"mag_block (tokens MaG proposes per call) must be an integer >= 1, got {block!r}")
+            block = int(block)
+        object.__setattr__(self, "drafters", drafters)
+        object.__setattr__(self, "k", tuple(tuple(row) for row in k))
+        object.__setattr__(self, "mag_block", block if "mag" in drafters else None)
+        object.__setattr__(self, "lenience", check_lenience(self.lenience))
+        object.__setattr__(self, "temperature", check_temperature(self.temperature))
+        object.__setattr__(self, "max_new_tokens", check_max_new_tokens(self.max_new_tokens))
+        object.__setattr__(self, "seed", check_seed(self.seed))
+
+    # constructors without a family (theory) ---------------------------------------------
+
+    @classmethod
+    def ar(cls, **run) -> "Plan":
+        return cls("ar", **run)
+
+    @classmethod
+    def sd(cls, k: int, drafter: str = "small", **run) -> "Plan":
+        """``drafter`` decodes ``k`` tokens autoregressively (one call each) for the target."""
+        return cls("sd", (drafter,), ((int(k),),), **run)
+
+    @classmethod
+    def mag(cls, k: int = MAG_BLOCK, mag_block: int = MAG_BLOCK, **run) -> "Plan":
+        """MaG alone drafts for the target: ``k`` tokens per review, ``mag_block`` per MaG call."""
+        return cls("mag", ("mag",), ((int(k),),), mag_block=mag_block, **run)
+
+    @classmethod
+    def staged(cls, drafters, k, **run) -> "Plan":
+        """Two neural drafters, the second decoding for the first: ``k`` is 2x2 or ``[k1, k2]``
+        (``[[k1, 0], [0, k2]]``: the first drafts ``k1`` for the target, the second ``k2`` for it)."""
+        if len(k) == 2 and all(_is_number(v) for v in k):
+            k = [[k[0], 0], [0, k[1]]]
+        return cls("staged", tuple(drafters), k, **run)
+
+    @classmethod
+    def csd(cls, drafters, k, lenience: float = 1.0, mag_block: int | None = MAG_BLOCK, **run) -> "Plan":
+        """The full cascade: ``drafters`` largest first (``"mag"`` last, proposing ``mag_block``)."""
+        return cls("csd", tuple(drafters), k, lenience, mag_block, **run)
+
+    # views ----------------------------------------------------------------------------------
+
+    @property
+    def K(self) -> np.ndarray:
+        """K as an (n, n) integer array."""
+        n = len(self.drafters)
+        return np.asarray(self.k, dtype=int).reshape(n, n)
+
+    @property
+    def bottom_block(self) -> int:
+        """Tokens the bottom drafter proposes per call: MaG's block, or 1 for a neural model."""
+        return self.mag_block if self.drafters and self.drafters[-1] == "mag" else 1
+
+    @property
+    def neural(self) -> list[str]:
+        return [d for d in self.drafters if d != "mag"]
+
+    def with_k(self, k) -> "Plan":
+        """The same plan with another K (an int for one drafter)."""
+        return replace(self, k=_as_k(k, None, len(self.drafters)))
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["drafters"] = list(self.drafters)
+        d["k"] = [list(row) for row in self.k]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Plan":
+        """A plan from :meth:`to_dict`, or from a generation's old ``config`` dict (records written
+        before plans: ``k`` None for ar, no ``mag_block``; MaG's block was 10 in all of them)."""
+        drafters = list(d.get("drafters") or [])
+        block = d.get("mag_block", _CONFIG_MAG_BLOCK if "mag" in drafters else None)
+        return cls(d["method"], tuple(drafters), d.get("k") or (), float(d.get("lenience", 1.0)), block,
+                   float(d.get("temperature", 0.0)), int(d.get("max_new_tokens", 200)), d.get("seed"),
+                   bool(d.get("naive", False)), d.get("family", ""))
+
+
+def make_plan(family, method: str, k=None, lenience=None, drafter: str | None = None, temperature: float = 0.0,
+              max_new_tokens: int = 200, seed: int | None = None, naive: bool = False) -> Plan:
+    """Resolve a method and the user's settings on ``family`` into a :class:`Plan`.
+
+    ``family`` needs ``name``, ``drafters`` (objects with ``name``, largest first), ``mag.n``,
+    ``sd_k``, ``staged_k``, ``default_k`` and ``default_lenience``.
+    """
+    check_method_args(method, k, lenience, drafter)
+    run = dict(temperature=check_temperature(temperature), max_new_tokens=check_max_new_tokens(max_new_tokens),
+               seed=check_seed(seed), naive=bool(naive), family=family.name)
+    neural = [d.name for d in family.drafters]
+    if method == "ar":
+        return Plan("ar", **run)
+    if method == "mag":
+        return Plan("mag", ("mag",), _as_k(k, family.mag.n, 1), mag_block=family.mag.n, **run)
+    if method == "sd":
+        if not neural:
+            raise ValueError(f"family '{family.name}' has no neural drafter for method 'sd'")
+        if drafter is not None and drafter not in neural:
+            raise ValueError(f"unknown drafter {drafter!r}; family '{family.name}' has {sorted(neural)}")
+        kk = _as_k(k, family.sd_k, 1)
+        if kk[0][0] < 1:
+            raise ValueError(f"SD needs a draft length k >= 1 (k=0 drafts nothing: that is 'ar'), got k={k!r}")
+        return Plan("sd", (drafter or neural[0],), kk, **run)
+    if method == "staged":
+        if len(neural) < 2:
+            raise ValueError(f"method 'staged' needs two neural drafters; family '{family.name}' has "
+                             f"{len(neural)}; use 'sd' or 'csd'")
+        return Plan("staged", tuple(neural[:2]), validate_k(k if k is not None else family.staged_k, 2), **run)
+    drafters = (*neural, "mag")
+    kk = validate_k(k if k is not None else family.default_k, len(drafters))
+    lam = check_lenience(family.default_lenience if lenience is None else lenience)
+    return Plan("csd", drafters, kk, lam, family.mag.n, **run)

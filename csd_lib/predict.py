@@ -1,0 +1,129 @@
+"""Predictions from benchmark records: EWIF with a run's own acceptance, priced by a cost model.
+
+Each method's records carry their :class:`csd_lib.plan.Plan`, which
+:func:`csd_lib.ewif.predict_speedup` reads as is; the acceptance is the run's own
+per-position rates per (reviewer, proposer) (:func:`csd_lib.tune.acceptance_table`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .ewif import predict_speedup
+from .plan import Plan
+from .records import BenchRecord, as_records, fastest
+from .tune import acceptance_table, candidate_grid, complete_table, latency_costs
+
+
+def _table(recs: list[BenchRecord], plan: Plan) -> dict:
+    """The run's acceptance, every (reviewer, lower level) pair of the plan filled."""
+    return complete_table(acceptance_table([r.stats for r in recs], min_reached=1), ["target", *plan.drafters])
+
+
+def model_size_costs(recs: list[BenchRecord]) -> dict:
+    """Cost per call relative to the target by parameter count (SWI model-size; MaG costs 0)."""
+    params = recs[0].stats["params"]
+    costs = {n: params[n] / params["target"] for n in params}
+    costs.setdefault("mag", 0.0)
+    return costs
+
+
+def predict_walltime(recs, cost_model, n_sim: int = 4000, seed: int = 0, plan: Plan | None = None) -> dict:
+    """EWIF walltime speedup of one method from its own records, priced by a cost model.
+
+    Acceptance: this run's per-position rates per (reviewer, proposer); ``plan`` (default:
+    the records' own) prices another K on the same acceptance. Cost: a call scoring
+    ``n`` tokens at the run's mean cache length ``L`` (start + half the mean output),
+    plus each model's start per generation (T5: the encoder pass; Llama: the prompt
+    prefill, t(prompt, 0)), spread over the mean output length.
+    """
+    recs = as_records(recs)
+    plan = plan or recs[0].plan
+    toks = float(np.mean([r.n_tokens for r in recs]))
+    start = float(np.mean([cost_model.cache_length if r.cache_start is None else r.cache_start for r in recs]))
+    L = start + toks / 2
+    models = ["target", *plan.neural]
+
+    def setup(name):
+        s = cost_model.start.get(name, 0.0)
+        return s + (float(cost_model.forward[name](start, 0)) if start > 1 else 0.0)
+    ar_time = setup("target") + toks * cost_model.ar_step("target", L)
+    if plan.method == "ar":
+        return {"speedup": 1.0, "cache_length": L, "cost_share": {"target": 1.0}}
+    p = predict_speedup(plan, _table(recs, plan), cost_model, n_sim=n_sim, seed=seed, cache_length=L,
+                        horizon=round(toks))
+    time = sum(setup(n) for n in models) + toks * p["cost_per_token"]
+    return {"speedup": ar_time / time, "cache_length": L, "cost_share": p["cost_share"],
+            "tokens_per_target_call": p["tokens_per_target_call"]}
+
+
+def predict_method(recs, cost_model=None, n_sim: int = 4000) -> dict:
+    """One method's EWIF predictions from its own records (the fastest repeat per example).
+
+    ``predicted_swi_ms`` uses parameter-ratio costs (isolates the i.i.d. acceptance model);
+    ``predicted_walltime`` prices calls with the per-call cost model when one is given
+    (:func:`predict_walltime`), else with measured seconds per call, relative to the
+    target's (the old, uncalibrated prediction).
+    """
+    recs = as_records(recs)
+    plan = recs[0].plan
+    lat = latency_costs([r.stats for r in recs])
+    if plan.method == "ar":
+        pred_ms = pred_wall = 1.0
+    else:
+        table = _table(recs, plan)
+        pred_ms = predict_speedup(plan, table, model_size_costs(recs), n_sim=n_sim)["speedup"]
+        pred_wall = None if cost_model is not None else predict_speedup(plan, table, lat, n_sim=n_sim)["speedup"]
+    share = {}
+    if cost_model is not None:
+        pw = predict_walltime(recs, cost_model, n_sim)
+        pred_wall, share = pw["speedup"], pw["cost_share"]
+    return {"predicted_swi_ms": pred_ms, "predicted_walltime": pred_wall, "latency_costs": lat, "cost_share": share}
+
+
+def vertical_k(k: int, levels: int, mag_block: int) -> list[list[int]]:
+    """K of the vertical cascade only (paper Table 2 "base + MaG"): the largest drafter proposes
+    ``k`` tokens, every middle drafter gets no budget, MaG drafts ``mag_block`` (its block) for each."""
+    return [[k if j == 0 else 0 for j in range(levels - 1)] + [mag_block]] + \
+        [[0] * (levels - 1) + [mag_block] for _ in range(levels - 1)]
+
+
+def prediction_limits(records, cost_model, vertical_records=None, n_sim: int = 2000,
+                      sd_ks=tuple(range(2, 25)), vertical_ks=tuple(range(1, 17))) -> dict:
+    """How far this run's acceptance lets CSD beat SD, by the cost model: the best K and k.
+
+    Each method is searched on its own records' acceptance (a row beyond the measured
+    budget repeats its pooled rate): SD every k in ``sd_ks``; CSD every K of
+    :func:`csd_lib.tune.candidate_grid` (plus the run's own) at the run's lenience, since
+    draft-to-draft rows are measured at that lenience only; the vertical cascade every k in
+    ``vertical_ks`` (the ``csd`` lines of ``vertical_records``). Each is priced like :func:`predict_walltime` (walltime) and with
+    parameter-ratio costs (``swi_ms``). Returns, per method, ``{"preset": ..., "best_walltime":
+    ..., "best_swi": ...}``, each ``{"k", "walltime", "swi_ms"}``.
+    """
+    best = fastest(records)
+    out = {}
+
+    def price(recs, plan):
+        swi = predict_speedup(plan, _table(recs, plan), model_size_costs(recs), n_sim=n_sim)["speedup"]
+        wall = predict_walltime(recs, cost_model, n_sim, plan=plan)["speedup"]
+        return {"k": [list(r) for r in plan.k], "walltime": wall, "swi_ms": swi}
+
+    def search(recs, ks):
+        base = recs[0].plan
+        rows = [price(recs, base.with_k(k)) for k in ks]
+        return {"preset": price(recs, base), "best_walltime": max(rows, key=lambda r: r["walltime"]),
+                "best_swi": max(rows, key=lambda r: r["swi_ms"])}
+
+    sd = list(best.get("sd", {}).values())
+    if sd and sd[0].plan:
+        out["sd"] = search(sd, [[[k]] for k in sd_ks])
+    csd = list(best.get("csd", {}).values())
+    if csd and csd[0].plan:
+        plan = csd[0].plan
+        ks = [k for k, _ in candidate_grid(len(plan.neural), leniences=(plan.lenience,), mag=plan.mag_block)]
+        own = [list(r) for r in plan.k]
+        out["csd"] = search(csd, ks + ([own] if own not in ks else []))
+    vert = list(fastest(vertical_records or []).get("csd", {}).values())
+    if vert and vert[0].plan:
+        plan = vert[0].plan
+        out["vertical"] = search(vert, [vertical_k(k, len(plan.drafters), plan.mag_block) for k in vertical_ks])
+    return out

@@ -1,0 +1,161 @@
+"""Summaries of benchmark records: per-method speedups, intervals, SWI, and predictions beside them.
+
+Computed from the raw lines only (:class:`csd_lib.records.BenchRecord`), each method's
+fastest repeat per example. The aggregate speedup is total AR time over total method time;
+the median over examples of the per-example ratio comes with a bootstrap 95% interval.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .predict import predict_method, predict_walltime
+from .records import ALL_METHODS, BenchRecord, as_records, fastest
+from .trace import Stats, previous_work_costs
+
+
+
+def ratios(best: dict[str, dict[int, BenchRecord]], method: str) -> dict[int, float]:
+    """Per example: AR's walltime over the method's, both the fastest of their repeats."""
+    ar, mine = best.get("ar", {}), best.get(method, {})
+    return {i: ar[i].wall_time / mine[i].wall_time for i in sorted(mine) if i in ar and mine[i].wall_time > 0}
+
+
+def bootstrap_median_ci(values, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> list[float]:
+    """Percentile bootstrap interval of the median over examples (fixed seed: reproducible)."""
+    v = np.asarray(list(values), dtype=float)
+    if v.size == 0:
+        return [float("nan"), float("nan")]
+    rng = np.random.default_rng(seed)
+    meds = np.median(v[rng.integers(0, v.size, size=(n_boot, v.size))], axis=1)
+    lo, hi = np.quantile(meds, [(1 - level) / 2, (1 + level) / 2])
+    return [float(lo), float(hi)]
+
+
+def summarize(records, cost_model=None, n_sim: int = 4000) -> dict:
+    """Per-method summary computed from the raw lines only (fastest repeat per example).
+
+    ``records``: JSON dicts (``bench.read_records``) or :class:`BenchRecord`. With a cost
+    model (:class:`csd_lib.costmodel.CostModel`), ``speedup_walltime_predicted`` is the EWIF
+    prediction from this run's own per-position acceptance (see
+    :func:`csd_lib.predict.predict_walltime`); without one it is NaN.
+    """
+    records = as_records(records)
+    best = fastest(records)
+    errors: dict[str, int] = {}
+    reps: dict[str, int] = {}
+    for r in records:
+        if not r.ok:
+            errors[r.method] = errors.get(r.method, 0) + 1
+        reps[r.method] = max(reps.get(r.method, 0), r.rep + 1)
+    ar = best.get("ar", {})
+    out = {}
+    for m in dict.fromkeys([r.method for r in records]):
+        recs = best.get(m, {})
+        common = [i for i in recs if i in ar]
+        toks = sum(recs[i].n_tokens for i in recs)
+        wall = sum(recs[i].wall_time for i in recs)
+        ar_wall = sum(ar[i].wall_time for i in common)
+        m_wall = sum(recs[i].wall_time for i in common)
+        per = list(ratios(best, m).values())
+        s = {"n": len(recs), "repeats": reps.get(m, 0), "errors": errors.get(m, 0), "tokens": toks,
+             "tokens_per_s": toks / wall if wall else float("nan"),
+             "speedup_walltime": ar_wall / m_wall if m_wall else float("nan"),
+             "speedup_walltime_median": float(np.median(per)) if per else float("nan"),
+             "speedup_walltime_ci95": bootstrap_median_ci(per),
+             "speedup_walltime_predicted": float("nan"),
+             "mismatches": sum(recs[i].token_ids != ar[i].token_ids for i in common)}
+        st = [recs[i].stats for i in recs]
+        if st and "calls" in st[0]:
+            calls: dict[str, int] = {}
+            for x in st:
+                for name, c in x["calls"].items():
+                    calls[name] = calls.get(name, 0) + c
+            params = st[0]["params"]
+            target_calls = calls.get("target", 0)
+            fwd = sum(sum(x["forward_time"].values()) for x in st)
+            ms = {n: params[n] / params["target"] for n in params}
+            first = next(iter(recs.values()))
+            pw = st[0].get("previous_work_costs") or previous_work_costs(first.family, params).costs
+            s.update(
+                calls_per_model=calls,
+                mean_tokens_per_target_call=toks / target_calls if target_calls else float("nan"),
+                speedup_swi_ms=_swi(toks, calls, ms), speedup_swi_pw=_swi(toks, calls, pw),
+                outside_share=(wall - fwd) / wall if wall else float("nan"),
+                forward_time_per_call={n: sum(x["forward_time"].get(n, 0) for x in st) / c
+                                       for n, c in calls.items() if n != "mag" and c})
+            if cost_model is not None:
+                s["speedup_walltime_predicted"] = predict_walltime(list(recs.values()), cost_model, n_sim)["speedup"]
+        else:
+            s.update(calls_per_model=None, mean_tokens_per_target_call=float("nan"),
+                     speedup_swi_ms=float("nan"), speedup_swi_pw=float("nan"), outside_share=float("nan"))
+        out[m] = s
+    return out
+
+
+def mag_share(records, method: str, kinds=("mag-match", "mag-bigram")) -> float:
+    """Share of a method's output tokens that MaG proposed (of the given kinds) and the target kept."""
+    rs = [r for r in as_records(records) if r.method == method]
+    total = sum(r.n_tokens for r in rs)
+    kept = sum(r.provenance.get(k, 0) for r in rs for k in kinds)
+    return kept / total if total else float("nan")
+
+
+def _swi(tokens: int, calls: dict, costs: dict) -> float:
+    """SWI of pooled generations: :meth:`csd_lib.trace.Stats.swi` on their summed tokens and calls."""
+    return Stats(tokens, 0.0, calls, {}, {}, {}).swi(costs)
+
+
+SUMMARY_KEYS = ("tokens_per_s", "speedup_walltime", "speedup_swi_ms", "speedup_swi_pw",
+                "mean_tokens_per_target_call", "mismatches", "n", "repeats", "errors",
+                "speedup_walltime_median", "speedup_walltime_ci95", "speedup_walltime_predicted")
+
+
+def _nan_none(v):
+    if isinstance(v, list):
+        return [_nan_none(x) for x in v]
+    return None if isinstance(v, float) and math.isnan(v) else v
+
+
+def summary_json(summary: dict) -> dict:
+    """The fixed-schema summary written by --summary-json (NaN written as null)."""
+    return {m: {k: _nan_none(s[k]) for k in SUMMARY_KEYS} for m, s in summary.items()}
+
+
+def format_table(summary: dict) -> str:
+    """A plain-text table of the summary, one row per method."""
+    head = f"{'method':<12}{'n':>4}{'tok/s':>9}{'speedup':>9}{'median':>8}{'CI95':>12}{'pred':>7}" \
+           f"{'SWI-MS':>8}{'SWI-PW':>8}{'tok/call':>9}{'outside':>9}{'mismatch':>9}{'errors':>7}"
+    rows = [head, "-" * len(head)]
+    order = [m for m in ALL_METHODS if m in summary]
+    for m in order:
+        s = summary[m]
+        f = lambda v, w, p: f"{v:>{w}.{p}f}" if isinstance(v, (int, float)) and not math.isnan(v) else f"{'-':>{w}}"  # noqa: E731
+        lo, hi = s["speedup_walltime_ci95"]
+        ci = f"{lo:.2f}-{hi:.2f}" if not (math.isnan(lo) or math.isnan(hi)) else "-"
+        rows.append(f"{m:<12}{s['n']:>4}{f(s['tokens_per_s'], 9, 1)}{f(s['speedup_walltime'], 9, 2)}"
+                    f"{f(s['speedup_walltime_median'], 8, 2)}{ci:>12}{f(s['speedup_walltime_predicted'], 7, 2)}"
+                    f"{f(s['speedup_swi_ms'], 8, 2)}{f(s['speedup_swi_pw'], 8, 2)}"
+                    f"{f(s['mean_tokens_per_target_call'], 9, 2)}"
+                    f"{f(100 * s['outside_share'] if not math.isnan(s['outside_share']) else float('nan'), 8, 1)}"
+                    f"{'%' if not math.isnan(s['outside_share']) else ' '}{s['mismatches']:>9}{s['errors']:>7}")
+    return "\n".join(rows)
+
+
+def predicted_vs_measured(records, cost_model=None, n_sim: int = 4000) -> dict:
+    """Per method: EWIF predictions from this run's own acceptance (:func:`csd_lib.predict.predict_method`),
+    beside the measurements. The gaps to ``speedup_swi_ms`` and the measured walltime are what
+    the paper never calibrated."""
+    records = as_records(records)
+    summary = summarize(records, cost_model, n_sim)
+    best = fastest(records)
+    out = {}
+    for m, s in summary.items():
+        recs = list(best.get(m, {}).values())
+        if not recs or recs[0].plan is None:
+            continue
+        out[m] = {"speedup_swi_ms": s["speedup_swi_ms"], "speedup_walltime": s["speedup_walltime"],
+                  "speedup_walltime_median": s["speedup_walltime_median"], "outside_share": s["outside_share"],
+                  **predict_method(recs, cost_model, n_sim)}
+    return out
