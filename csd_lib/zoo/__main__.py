@@ -1,8 +1,9 @@
-"""CLI: ``python -m csd_lib.zoo {prepare,train,export,card,bench-speed} --family tiny-t5``."""
+"""CLI: ``python -m csd_lib.zoo {prepare,train,export,card,snapshots,bench-speed} --family tiny-t5``."""
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import sys
 
 import torch
@@ -36,6 +37,7 @@ def main(argv=None):
     p.add_argument("--steps", nargs="*", help="NAME=STEPS budgets (override minutes)")
     p.add_argument("--stop-at", help="UTC HH:MM: stop, checkpoint and export by then")
     p.add_argument("--restart", action="store_true", help="with --only: retrain that model from scratch")
+    p.add_argument("--snapshot-every", type=int, help="save the weights every N steps (runs/<name>/snap-*.pt)")
     p.add_argument("--threads", type=int, default=1)
     p = sub.add_parser("export", help="export the latest checkpoint of each model (even unfinished)")
     p.add_argument("--family", required=True)
@@ -43,6 +45,12 @@ def main(argv=None):
     p.add_argument("--family", required=True)
     p.add_argument("--n", type=int, default=100, help="test examples per task for accuracy")
     p.add_argument("--n-accept", type=int, default=20, help="prompts per task for acceptance")
+    p.add_argument("--max-pos", type=int, default=10, help="acceptance positions to measure")
+    p.add_argument("--threads", type=int, default=1)
+    p = sub.add_parser("snapshots", help="acceptance by the target of each saved snapshot of a drafter")
+    p.add_argument("--family", required=True)
+    p.add_argument("--only", required=True, help="the drafter whose snapshots to measure")
+    p.add_argument("--n-accept", type=int, default=20, help="validation prompts (synth-gsm8k)")
     p.add_argument("--threads", type=int, default=1)
     p = sub.add_parser("bench-speed", help="time a few training steps of each preset")
     p.add_argument("--threads", type=int, default=1)
@@ -57,12 +65,20 @@ def main(argv=None):
         T.train_family(args.family, minutes=_kv(args.minutes),
                        steps={k: int(v) for k, v in _kv(args.steps).items()},
                        stop_at=_stop_time(args.stop_at), only=args.only,
-                       restart=args.restart)
+                       restart=args.restart, snapshot_every=args.snapshot_every)
     elif args.cmd == "export":
         T.export_latest(args.family)
     elif args.cmd == "card":
         from csd_lib.zoo.card import write_card
-        write_card(args.family, n=args.n, n_accept=args.n_accept)
+        write_card(args.family, n=args.n, n_accept=args.n_accept, max_pos=args.max_pos)
+    elif args.cmd == "snapshots":
+        from csd_lib.zoo.card import snapshot_curves
+        from csd_lib.zoo.train import RUNS_DIR
+        rows = snapshot_curves(args.family, args.only, n_prompts=args.n_accept)
+        for r in rows:
+            print(f"{args.only} step {r['step']}: pos1 {r['pos1']:.3f} pos30 {r['pos30']:.3f} "
+                  f"alpha {r['alpha']:.3f}")
+        (RUNS_DIR / args.only / "snapshots.json").write_text(json.dumps(rows, indent=1) + "\n")
     elif args.cmd == "bench-speed":
         T.bench_speed(args.names)
     return 0

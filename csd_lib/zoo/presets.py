@@ -9,8 +9,9 @@ VOCAB_SIZE = 2048
 PAD_ID, EOS_ID, UNK_ID, BOS_ID = 0, 1, 2, 3
 SPECIAL_TOKENS = ["<pad>", "</s>", "<unk>", "<s>"]  # ids 0..3, in this order
 
-# name -> (arch, size kwargs, default training minutes, batch size, peak lr[, embedding lr
-# multiplier][, ``accel``: training keys that replace these on a GPU or other accelerator])
+# name -> (arch, size kwargs, default training minutes (or a fixed ``steps`` budget), batch size,
+# peak lr[, embedding lr multiplier][, ``accel``: training keys that replace these on a GPU or
+# other accelerator])
 PRESETS: dict[str, dict] = {
     # FLAN-T5 analogues (XXL / BASE / SMALL); params close to 50:4:1
     # The shipped target is the accelerator recipe: 2015 steps, 150 s on an H200. On this
@@ -22,6 +23,13 @@ PRESETS: dict[str, dict] = {
                          minutes=7, batch=16, lr=2e-3),
     "tiny-t5-small": dict(arch="t5", d_model=64, num_layers=1, num_heads=2, d_ff=256,
                           minutes=4, batch=16, lr=3e-3),
+    # Drafters of the paper-regime family (FAMILIES["tiny-t5-paper"]): the shapes of tiny-t5-base
+    # and tiny-t5-small, trained for a fixed short step budget so that the shipped target
+    # accepts them about as often as FLAN-T5-XXL accepts FLAN-T5-base/small (paper Fig. 2)
+    "tiny-t5-paper-base": dict(arch="t5", d_model=128, num_layers=2, num_heads=4, d_ff=512,
+                               steps=400, batch=16, lr=2e-3),
+    "tiny-t5-paper-small": dict(arch="t5", d_model=64, num_layers=1, num_heads=2, d_ff=256,
+                                steps=300, batch=16, lr=3e-3),
     # Vicuna-7B / vicuna-68m analogues
     "tiny-llama-target": dict(arch="llama", d_model=256, num_layers=8, num_heads=4, d_ff=704,
                               minutes=85, batch=16, lr=1e-3),
@@ -35,14 +43,17 @@ FAMILIES: dict[str, dict] = {
                 "drafters": ["tiny-t5-base", "tiny-t5-small"]},
     "tiny-llama": {"arch": "llama", "target": "tiny-llama-target",
                    "drafters": ["tiny-llama-small"]},
+    # the shipped tiny-t5 target with less trained drafters (its own training is tiny-t5's)
+    "tiny-t5-paper": {"arch": "t5", "target": "tiny-t5-target",
+                      "drafters": ["tiny-t5-paper-base", "tiny-t5-paper-small"]},
 }
 
 
 def recipe(name: str, device_type: str = "cpu") -> dict:
-    """Training keys of a preset (minutes, batch, lr, emb_lr_mult) for a device type."""
+    """Training keys of a preset (minutes, steps, batch, lr, emb_lr_mult) for a device type."""
     p = PRESETS[name]
-    out = {"minutes": p.get("minutes", 5), "batch": p.get("batch", 16), "lr": p.get("lr", 1e-3),
-           "emb_lr_mult": p.get("emb_lr_mult", 1.0)}
+    out = {"minutes": p.get("minutes", 5), "steps": p.get("steps"), "batch": p.get("batch", 16),
+           "lr": p.get("lr", 1e-3), "emb_lr_mult": p.get("emb_lr_mult", 1.0)}
     return {**out, **(p.get("accel", {}) if device_type != "cpu" else {})}
 
 

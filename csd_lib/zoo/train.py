@@ -29,25 +29,38 @@ MIN_LR_FRAC = 0.1
 
 
 # --------------------------------------------------------------------------- data
-def prepare(runs_dir: Path = RUNS_DIR, n_per_task: int = N_PER_TASK, vocab_size: int = 2048):
-    """Train the shared tokenizer and tokenize the corpus once; returns (tokenizer, data)."""
+def prepare(runs_dir: Path = RUNS_DIR, n_per_task: int = N_PER_TASK, vocab_size: int = 2048,
+            tokenizer_dir: Path | None = None):
+    """Train the shared tokenizer and tokenize the corpus once; returns (tokenizer, data).
+
+    ``tokenizer_dir`` (a shipped model folder) reuses that model's tokenizer instead of
+    training one, so new models share its token ids; a prepared ``runs_dir`` whose
+    tokenizer differs from it is an error.
+    """
     runs_dir = Path(runs_dir)
     tok_dir, data_path = runs_dir / "tokenizer", runs_dir / "corpus.pt"
     if tok_dir.is_dir() and data_path.is_file():
-        return load_tokenizer(tok_dir), torch.load(data_path)
+        tok = load_tokenizer(tok_dir)
+        if tokenizer_dir is not None and tok.get_vocab() != load_tokenizer(tokenizer_dir).get_vocab():
+            raise ValueError(f"the tokenizer prepared in {tok_dir} differs from {tokenizer_dir}'s; "
+                             f"move {runs_dir} aside (it is scratch space) and run again")
+        return tok, torch.load(data_path)
     runs_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     train = tasks.corpus("train", n_per_task)
     val = tasks.corpus("val", 100)
-    texts = [t for ex in train for t in (ex.prompt, ex.reference)]
-    # Real GSM8K/MMLU text (when CSD_DATA_DIR is set) fills the vocabulary past what the
-    # small synthetic language needs, so real prompts also tokenize sensibly.
-    if config.data_dir() is not None:
-        for name, split in (("gsm8k", "train"), ("mmlu", "test")):
-            texts += [t for ex in tasks.load_task(name, split) for t in (ex.prompt, ex.reference)]
+    if tokenizer_dir is not None:
+        tok = load_tokenizer(tokenizer_dir)
     else:
-        print("prepare: CSD_DATA_DIR is not set; the tokenizer sees synthetic text only")
-    tok = train_tokenizer(texts, vocab_size)
+        texts = [t for ex in train for t in (ex.prompt, ex.reference)]
+        # Real GSM8K/MMLU text (when CSD_DATA_DIR is set) fills the vocabulary past what the
+        # small synthetic language needs, so real prompts also tokenize sensibly.
+        if config.data_dir() is not None:
+            for name, split in (("gsm8k", "train"), ("mmlu", "test")):
+                texts += [t for ex in tasks.load_task(name, split) for t in (ex.prompt, ex.reference)]
+        else:
+            print("prepare: CSD_DATA_DIR is not set; the tokenizer sees synthetic text only")
+        tok = train_tokenizer(texts, vocab_size)
     if len(tok) < vocab_size:
         print(f"prepare: the tokenizer has {len(tok)} < {vocab_size} tokens; the models keep "
               f"vocab_size={vocab_size} (the extra rows are never produced)")
@@ -98,6 +111,12 @@ def n_params(model) -> int:
 
 
 # --------------------------------------------------------------------------- training
+def fast_bf16(device) -> bool:
+    """Whether bf16 autocast speeds training up: on an accelerator or an AVX-512 CPU (on an
+    AVX2-only CPU bf16 is emulated: a tiny-t5-base step took 8 s instead of 0.8 s)."""
+    return device.type != "cpu" or torch.backends.cpu.get_cpu_capability().startswith("AVX512")
+
+
 def _lr(step: int, total: int | None, peak: float) -> float:
     if step < WARMUP_STEPS:
         return peak * (step + 1) / WARMUP_STEPS
@@ -130,21 +149,25 @@ def train_model(name: str, data: dict, work_dir: Path, *, steps: int | None = No
                 minutes: float | None = None, batch: int | None = None, lr: float | None = None,
                 stop_at: float | None = None, ckpt_every_s: float = 120.0, seed: int = 0,
                 device=None, overrides: dict | None = None, progress: bool = True,
-                bf16: bool = True):
+                bf16: bool | None = None, snapshot_every: int | None = None):
     """Train (or resume) one model; returns (model, meta dict).
 
-    The step budget is ``steps`` if given, else ``minutes`` converted into steps from the
-    time per step measured over steps 5..20. ``stop_at`` (a ``time.time()``) ends the run
-    early, with a checkpoint, whatever the budget; at each checkpoint the step budget
-    shrinks (cosine schedule included) if the remaining steps would not end before it. ``bf16`` runs the forward under bf16
-    autocast (weights and optimizer stay fp32).
+    The step budget is ``steps`` if given (or the preset's), else ``minutes`` converted into
+    steps from the time per step measured over steps 5..20. ``stop_at`` (a ``time.time()``)
+    ends the run early, with a checkpoint, whatever the budget; at each checkpoint the step
+    budget shrinks (cosine schedule included) if the remaining steps would not end before it.
+    ``bf16`` runs the forward under bf16 autocast (weights and optimizer stay fp32); by
+    default only where bf16 is fast (``fast_bf16``). ``snapshot_every`` saves the weights
+    every that many steps to ``work_dir/snap-<step>.pt`` (for ``card.snapshot_curves``).
     """
     from tqdm.auto import tqdm
     device = config.pick_device(device)
+    bf16 = fast_bf16(device) if bf16 is None else bf16
     preset = {**(recipe(name, device.type) if name in PRESETS else {}), **(overrides or {})}
     batch = batch or preset.get("batch", 16)
     peak = lr or preset.get("lr", 1e-3)
     minutes = minutes if minutes is not None else preset.get("minutes", 5)
+    steps = steps if steps is not None else preset.get("steps")
     work_dir = Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     ckpt_path = work_dir / "ckpt.pt"
@@ -152,7 +175,7 @@ def train_model(name: str, data: dict, work_dir: Path, *, steps: int | None = No
     model = make_model(name, seed=seed, **(overrides or {})).to(device)
     opt = torch.optim.AdamW(_param_groups(model, preset.get("emb_lr_mult", 1.0)), lr=peak,
                             betas=(0.9, 0.98), weight_decay=0.01)
-    run = {"batch": batch, "peak_lr": peak, "emb_lr_mult": preset.get("emb_lr_mult", 1.0)}
+    run = {"batch": batch, "peak_lr": peak, "emb_lr_mult": preset.get("emb_lr_mult", 1.0), "bf16": bf16}
     state = {"step": 0, "total_steps": steps, "budget_steps": steps, "tokens": 0, "target_tokens": 0,
              "elapsed_s": 0.0, "loss_ema": None, "done": False, **run}
     if ckpt_path.is_file():
@@ -196,7 +219,7 @@ def train_model(name: str, data: dict, work_dir: Path, *, steps: int | None = No
         for g in opt.param_groups:
             g["lr"] = _lr(step, state["total_steps"], peak) * g["lr_mult"]
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-            loss = model(**b).loss  # bf16 matmuls (1.5x faster on this CPU), fp32 weights
+            loss = model(**b).loss  # bf16 matmuls where fast (1.5x on an AVX-512 CPU), fp32 weights
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -208,6 +231,8 @@ def train_model(name: str, data: dict, work_dir: Path, *, steps: int | None = No
         lv = loss.detach().item()
         state["loss_ema"] = lv if state["loss_ema"] is None else 0.98 * state["loss_ema"] + 0.02 * lv
         state["elapsed_s"] = elapsed0 + time.time() - t_start
+        if snapshot_every and state["step"] % snapshot_every == 0:
+            torch.save(model.state_dict(), work_dir / f"snap-{state['step']:06d}.pt")
         bar.update(1)
         bar.set_postfix(loss=f"{state['loss_ema']:.3f}", refresh=False)
         if state["total_steps"] is None:
@@ -244,7 +269,8 @@ def train_model(name: str, data: dict, work_dir: Path, *, steps: int | None = No
     state["done"] = not state.get("stopped_early", False)
     _save_ckpt(ckpt_path, model, opt, {k: state[k] for k in ("step", "total_steps", "budget_steps", "tokens",
                                                            "target_tokens", "elapsed_s", "loss_ema",
-                                                           "done", "batch", "peak_lr", "emb_lr_mult")})
+                                                           "done", "batch", "peak_lr", "emb_lr_mult",
+                                                           "bf16")})
     state["val_loss"] = val_loss(model, data, arch)
     print(f"{name}: finished step {state['step']} loss_ema {state['loss_ema']:.3f} "
           f"val_loss {state['val_loss']:.3f} in {state['elapsed_s']:.0f}s")
@@ -320,17 +346,27 @@ def _meta(name: str, model, data: dict, state: dict, **extra) -> dict:
             "n_train_examples": len(data["train"]["prompt"]), **extra}
 
 
+def target_tokenizer_dir(family: str, models_dir: Path = config.MODELS_DIR) -> Path | None:
+    """The exported target's folder when there is one: new drafters must share its token ids."""
+    path = Path(models_dir) / FAMILIES[family]["target"]
+    return path if (path / "tokenizer.json").is_file() else None
+
+
 def train_family(family: str, *, minutes: dict | None = None, steps: dict | None = None,
                  stop_at: float | None = None, only: str | None = None, restart: bool = False,
-                 runs_dir: Path = RUNS_DIR, models_dir: Path = config.MODELS_DIR):
+                 snapshot_every: int | None = None, runs_dir: Path = RUNS_DIR,
+                 models_dir: Path = config.MODELS_DIR):
     """Train every model of a family, smallest first, exporting each when it finishes.
 
     ``restart`` (with ``only``) trains that model again from scratch: its old run folder
-    is moved aside to ``runs/<name>.old`` and its export is replaced at the end.
+    is moved aside to ``runs/<name>.old`` and its export is replaced at the end. When the
+    target is already exported (a family that reuses another's target), the corpus is
+    tokenized with the target's tokenizer. ``snapshot_every``: see ``train_model``.
     """
     if restart and not only:
         raise ValueError("restart needs only=<model name>")
-    tok, data = prepare(runs_dir)
+    family_models(family)  # raises on an unknown family
+    tok, data = prepare(runs_dir, tokenizer_dir=target_tokenizer_dir(family, models_dir))
     models_dir = Path(models_dir)
     write_family_manifest(family, models_dir)
     write_bigram(family, data, len(tok), models_dir)
@@ -351,7 +387,8 @@ def train_family(family: str, *, minutes: dict | None = None, steps: dict | None
             continue
         model, state = train_model(name, data, Path(runs_dir) / name,
                                    steps=(steps or {}).get(name),
-                                   minutes=(minutes or {}).get(name), stop_at=stop_at)
+                                   minutes=(minutes or {}).get(name), stop_at=stop_at,
+                                   snapshot_every=snapshot_every)
         meta = _meta(name, model, data, {k: v for k, v in state.items() if not k.startswith("_")},
                      device=str(next(model.parameters()).device), torch_threads=torch.get_num_threads())
         export_model(model, tok, models_dir / name, meta)
@@ -360,7 +397,7 @@ def train_family(family: str, *, minutes: dict | None = None, steps: dict | None
 
 def export_latest(family: str, runs_dir: Path = RUNS_DIR, models_dir: Path = config.MODELS_DIR):
     """Export the latest checkpoint of every model of a family, finished or not."""
-    tok, data = prepare(runs_dir)
+    tok, data = prepare(runs_dir, tokenizer_dir=target_tokenizer_dir(family, models_dir))
     write_family_manifest(family, models_dir)
     write_bigram(family, data, len(tok), models_dir)
     for name in family_models(family):
