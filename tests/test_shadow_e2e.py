@@ -94,7 +94,9 @@ def test_preset_end_to_end_on_shadows(preset, hub, cache, offline, tmp_path):
     e = env(hub, cache)
     cli = run(["generate", "--family", preset, "--method", "csd", "--prompt", PROMPT, "--json",
                "--max-new-tokens", "8", "--device", "cpu", "--dtype", "fp32"], e)
-    assert json.loads(cli.stdout.strip().splitlines()[-1])["token_ids"] == ar
+    lines = cli.stdout.splitlines()   # --json: JSON lines and nothing else on stdout (notes go to stderr)
+    assert len(lines) == 1 and all(isinstance(json.loads(ln), dict) for ln in lines), cli.stdout[:2000]
+    assert json.loads(lines[0])["token_ids"] == ar
 
     out = tmp_path / "bench.jsonl"
     run(["bench", "--family", preset, "--task", "gsm8k", "--n", "1", "--max-new-tokens", "8",
