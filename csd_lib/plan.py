@@ -248,7 +248,8 @@ class Plan:
         block = d.get("mag_block", _CONFIG_MAG_BLOCK if "mag" in drafters else None)
         return cls(d["method"], tuple(drafters), d.get("k") or (), float(d.get("lenience", 1.0)), block,
                    float(d.get("temperature", 0.0)), int(d.get("max_new_tokens", 200)), d.get("seed"),
-                   bool(d.get("naive", False)), d.get("family", ""), d.get("mag_lenience", _OLD_MAG_LENIENCE))
+                   bool(d.get("naive", False)), d.get("family", ""),
+                   d.get("mag_lenience", _OLD_MAG_LENIENCE if d["method"] == "csd" else MAG_LENIENCE))
 
 
 def make_plan(family, method: str, k=None, lenience=None, drafter: str | None = None, temperature: float = 0.0,
