@@ -330,8 +330,8 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     g.add_argument("--lenience", type=finite_float, default=None,
                    help="lenience >= 1 of draft-to-draft reviews, csd only (default: the family's)")
     g.add_argument("--mag-lenience", choices=("paper", "lenient"), default=None,
-                   help="csd only: 'paper' reviews MaG's tokens strictly (the paper), 'lenient' applies "
-                        "--lenience to them too (default: 'lenient' if plan.MAG_LENIENCE else 'paper')")
+                   help="csd only: 'paper' reviews MaG's tokens strictly (the paper's rule, the default), "
+                        "'lenient' applies --lenience to them too")
     g.add_argument("--temperature", type=finite_float, default=0.0, help="0 = greedy")
     g.add_argument("--seed", type=seed_int, default=None, help="sampling seed (default: a fresh random one)")
     g.add_argument("--max-new-tokens", type=positive_int, default=200, help="tokens to generate at most")
