@@ -25,7 +25,7 @@ from .inputs import check_family, check_prompt
 from .mag import MaG
 from .models import LM
 from .plan import MAG_LENIENCE, METHODS, Plan, make_plan, validate_k
-from .review import Lenience, effective_q, probs, review, review_greedy
+from .review import Lenience, effective_q, is_lenient, probs, review, review_greedy
 from .tasks import prompt_ids
 from .trace import TARGET_BONUS, TARGET_CORRECTION, Event, Generation, PairStats, Stats
 
@@ -58,7 +58,7 @@ class Block:
     q: torch.Tensor | None       # (m, V) proposal distribution per token (sampling); None: one-hot
     provenance: list[str]
     eos: bool = False            # the block ends with EOS: nothing may be drafted after it
-    qx: torch.Tensor | None = None  # (m,) q(token) per token (greedy); None: one-hot (all 1)
+    qx: list[float] | None = None  # q(token) per token (greedy); None: one-hot (all 1)
 
 
 class Drafter(Protocol):
@@ -128,16 +128,16 @@ class Level:
         tokens, blocks, prov, who, eos = self._draft(ctx, prefix, cap - 1, depth)
         m = len(tokens)
         logits = self.lm.logits(self.base + prefix + tokens, m)  # (m+1, V) on the model's device
-        dev = logits.device
-        x = torch.tensor(tokens, dtype=torch.long, device=dev)   # (m,)
-        lam = self._lenience_at(who, logits.dtype, dev)
+        lam = self._lenience_at(who)
         if ctx.greedy:  # no softmax over the vocabulary, no dense q
-            qx = torch.cat([torch.ones(len(b.tokens), dtype=logits.dtype, device=dev) if b.qx is None
-                            else b.qx.to(dev) for b in blocks]) if blocks else logits.new_ones(0)  # (m,)
-            r, p_out = review_greedy(logits, x, qx, lam)
+            qx = [v for b in blocks for v in ([1.0] * len(b.tokens) if b.qx is None else b.qx)]
+            r, p_out = review_greedy(logits, tokens, qx, lam)
         else:
+            x = torch.tensor(tokens, dtype=torch.long, device=logits.device)  # (m,)
             p = probs(logits, ctx.temperature)                   # (m+1, V)
             q = _stack_q(blocks, p)                              # (m, V) or None (all one-hot)
+            if isinstance(lam, list):
+                lam = torch.tensor(lam, dtype=p.dtype, device=p.device)  # (m,)
             r = review(p, x, q, lam, False, ctx.generator)
         a = r.n_accepted
         self._log(ctx, depth, prefix, tokens, prov, who, r)
@@ -152,11 +152,11 @@ class Level:
             return Block(out, None, prov[:a] + own, out[-1] == ctx.eos, qx=p_out[:len(out)])
         return Block(out, self._q_up(ctx, p, q, x, lam, len(out)), prov[:a] + own, out[-1] == ctx.eos)
 
-    def _lenience_at(self, who: list[str], dtype: torch.dtype, device) -> Lenience:
+    def _lenience_at(self, who: list[str]) -> float | list[float]:
         """This review's lenience: one number, or one per drafted position when MaG's are strict."""
         if self.lenience == 1 or self.mag_lenience or "mag" not in who:
             return self.lenience
-        return torch.tensor([1.0 if w == "mag" else self.lenience for w in who], dtype=dtype, device=device)
+        return [1.0 if w == "mag" else self.lenience for w in who]
 
     def _q_up(self, ctx: Ctx, p: torch.Tensor, q, x: torch.Tensor, lam: Lenience, n_out: int) -> torch.Tensor:
         """Distribution of each emitted token given the history, for the level above (n_out, V).
@@ -167,10 +167,10 @@ class Level:
         lenience); a bonus token was drawn from ``p`` itself.
         """
         n = min(n_out, x.numel())  # emitted positions that had a draft
-        if ctx.naive or n == 0 or not bool((lam > 1).any() if isinstance(lam, torch.Tensor) else lam > 1):
+        if ctx.naive or n == 0 or not is_lenient(lam):
             return p[:n_out]
-        rows = effective_q(p[:n], None if q is None else q[:n], x[:n], lam[:n] if isinstance(lam, torch.Tensor)
-                           else lam)
+        per_row = isinstance(lam, torch.Tensor)
+        rows = effective_q(p[:n], None if q is None else q[:n], x[:n], lam[:n] if per_row else lam)
         return torch.cat([rows, p[n:n_out]]) if n_out > n else rows
 
     def _log(self, ctx: Ctx, depth, prefix, tokens, prov, who, r) -> None:

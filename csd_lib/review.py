@@ -15,10 +15,16 @@ whole history, the emitted token follows
     q_eff = min(q, l p) + (1 - sum min(q, l p)) * norm(max(0, p - q))
 
 so the level above must review against ``q_eff`` (and a bonus token has ``q_eff = p``).
-At ``l = 1``, ``q_eff = p``. See ``effective_q``.
+At ``l = 1``, ``q_eff = p``. See ``effective_q``. A review may give each drafted position its
+own ``l`` (the paper reviews MaG's tokens with ``l = 1`` beside lenient neural ones).
+
+Everything runs on the reviewer's device. Greedy reviews (``review_greedy``) work from the
+logits: the argmax, and ``p(x)`` only at the drafted tokens; ``review`` (the sampling path)
+draws its uniforms and its one categorical row on the CPU, with a CPU generator.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Union
 
@@ -55,7 +61,8 @@ def token_q(q: torch.Tensor | None, x: torch.Tensor) -> torch.Tensor:
     return q.gather(1, x[:, None])[:, 0]
 
 
-def _lenient(lenience: Lenience) -> bool:
+def is_lenient(lenience: Lenience) -> bool:
+    """Whether any position of a review has l > 1."""
     return bool((lenience > 1).any()) if isinstance(lenience, torch.Tensor) else lenience > 1
 
 
@@ -102,25 +109,28 @@ def review(p: torch.Tensor, x: torch.Tensor, q: torch.Tensor | None, lenience: L
     return Review(a, int(torch.multinomial(res.cpu(), 1, generator=generator)), False, ratio)
 
 
-def review_greedy(logits: torch.Tensor, x: torch.Tensor, qx: torch.Tensor, lenience: Lenience = 1.0,
-                  ) -> tuple[Review, torch.Tensor]:
+def review_greedy(logits: torch.Tensor, tokens: list[int], qx: list[float],
+                  lenience: float | list[float] = 1.0) -> tuple[Review, list[float]]:
     """Greedy review straight from the reviewer's logits (m+1, V): no softmax over the vocabulary.
 
-    ``qx`` (m,) is q(x) at the drafted tokens (1 for MaG). Acceptance compares ``x`` with the
-    row argmax; ``p(x)`` (T = 1, for lenience and ``accept_prob``) is a log-softmax at the
-    drafted tokens only. Returns the review and ``p`` at each emitted token (n_out,), the
-    ``q(x)`` the level above needs. Only the accepted count and the next token leave the device.
+    ``qx`` is q(x) at the drafted ``tokens`` (1 for MaG), ``lenience`` one number or one per
+    position. A token passes if it is its row's argmax or (where l > 1) ``p(x) > q(x) / l``, with
+    ``p(x)`` (T = 1) a log-softmax at the drafted tokens only. The vocabulary-wide work (max,
+    logsumexp, gather) runs on the logits' device; 3m + 2 numbers cross in one transfer. Returns
+    the review and ``p`` at each emitted token, the ``q(x)`` the level above needs.
     """
-    m = x.shape[0]
-    lse = torch.logsumexp(logits, dim=-1)                             # (m+1,)
-    best = logits.argmax(-1)                                          # (m+1,)
-    px = torch.exp(logits[:m].gather(1, x[:, None])[:, 0] - lse[:m])  # (m,)
-    qx = qx.to(px.dtype)
-    ratio = torch.clamp(lenience * px / qx.clamp_min(1e-30), max=1.0)  # (m,)
-    a_t = _first_rejected(_accept_greedy(x, best[:m], px, qx, lenience))
-    a, nxt = torch.stack([a_t, best[a_t]]).tolist()                   # the one transfer
-    p_next = torch.exp(logits[a, nxt] - lse[a])                       # ()
-    return Review(a, nxt, a == m, ratio), torch.cat([px[:a], p_next[None]])
+    m = len(tokens)
+    mx, best = logits.max(dim=-1)                                       # (m+1,), (m+1,)
+    lse = torch.logsumexp(logits, dim=-1)                               # (m+1,)
+    x = torch.tensor(tokens, dtype=torch.long, device=logits.device)    # (m,)
+    lpx = logits[:m].gather(1, x[:, None])[:, 0] - lse[:m]              # (m,) log p(x)
+    vals = torch.cat([best.double(), (mx - lse).double(), lpx.double()]).tolist()  # the one transfer
+    best_l, lp_best, px = vals[:m + 1], vals[m + 1:2 * m + 2], [math.exp(v) for v in vals[2 * m + 2:]]
+    lams = lenience if isinstance(lenience, list) else [float(lenience)] * m
+    ratio = [min(1.0, lam * p / max(q, 1e-30)) for lam, p, q in zip(lams, px, qx)]
+    a = next((i for i in range(m) if tokens[i] != best_l[i] and not (lams[i] > 1 and px[i] > qx[i] / lams[i])), m)
+    nxt = int(best_l[a])
+    return Review(a, nxt, a == m, torch.tensor(ratio, dtype=torch.float64)), px[:a] + [math.exp(lp_best[a])]
 
 
 def residual(p: torch.Tensor, q: torch.Tensor | None, x: int) -> torch.Tensor:
@@ -142,7 +152,7 @@ def effective_q(p: torch.Tensor, q: torch.Tensor | None, x: torch.Tensor, lenien
     one per position (m,); where it is 1 the row is ``p``.
     """
     per_row = isinstance(lenience, torch.Tensor)
-    if not _lenient(lenience):
+    if not is_lenient(lenience):
         return p
     lam = lenience[:, None] if per_row else lenience                  # (m, 1) or a number
     if q is None:  # kept = l p(x) capped at 1, at x only; the residual is p without x
