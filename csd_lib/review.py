@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass
 from typing import Union
 
+import numpy as np
 import torch
 
 
@@ -109,28 +110,51 @@ def review(p: torch.Tensor, x: torch.Tensor, q: torch.Tensor | None, lenience: L
     return Review(a, int(torch.multinomial(res.cpu(), 1, generator=generator)), False, ratio)
 
 
+def greedy_logps(logits: torch.Tensor, tokens: list[int]) -> tuple[list[int], list[float], list[float]]:
+    """Per row of ``logits`` (m+1, V): the argmax, its log-probability, and ``log p(x)`` at the m
+    drafted ``tokens`` (T = 1), as Python numbers: the 3m + 2 values a greedy review needs.
+
+    On the CPU numpy does it (a handful of array calls, several times faster than torch's
+    per-call overhead on a few rows); elsewhere torch does it on the device, with one transfer.
+    """
+    m = len(tokens)
+    if logits.device.type == "cpu":
+        a = logits.detach().numpy()                                     # (m+1, V), no copy
+        best = a.argmax(-1)                                             # (m+1,) first maximal index
+        z = a - a[np.arange(m + 1), best][:, None]                      # (m+1, V), max 0
+        lse = np.log(np.exp(z).sum(-1))                                 # (m+1,) log-sum-exp minus the max
+        return best.tolist(), (-lse).tolist(), (z[np.arange(m), tokens] - lse[:m]).tolist()
+    return _greedy_logps_torch(logits, tokens)
+
+
+def _greedy_logps_torch(logits: torch.Tensor, tokens: list[int]) -> tuple[list[int], list[float], list[float]]:
+    """:func:`greedy_logps` with torch ops on the logits' device."""
+    m = len(tokens)
+    mx, best = logits.max(dim=-1)                                       # (m+1,), (m+1,)
+    z = logits - mx[:, None]                                            # (m+1, V)
+    lse = z.exp().sum(-1).log()                                         # (m+1,)
+    x = torch.tensor(tokens, dtype=torch.long, device=logits.device)    # (m,)
+    lpx = z[:m].gather(1, x[:, None])[:, 0] - lse[:m]                   # (m,)
+    vals = torch.cat([best.double(), -lse.double(), lpx.double()]).tolist()  # the one transfer
+    return [int(v) for v in vals[:m + 1]], vals[m + 1:2 * m + 2], vals[2 * m + 2:]
+
+
 def review_greedy(logits: torch.Tensor, tokens: list[int], qx: list[float],
                   lenience: float | list[float] = 1.0) -> tuple[Review, list[float]]:
     """Greedy review straight from the reviewer's logits (m+1, V): no softmax over the vocabulary.
 
     ``qx`` is q(x) at the drafted ``tokens`` (1 for MaG), ``lenience`` one number or one per
     position. A token passes if it is its row's argmax or (where l > 1) ``p(x) > q(x) / l``, with
-    ``p(x)`` (T = 1) a log-softmax at the drafted tokens only. The vocabulary-wide work (max,
-    logsumexp, gather) runs on the logits' device; 3m + 2 numbers cross in one transfer. Returns
-    the review and ``p`` at each emitted token, the ``q(x)`` the level above needs.
+    ``p(x)`` (T = 1) a log-softmax at the drafted tokens only (:func:`greedy_logps`). Returns the
+    review and ``p`` at each emitted token, the ``q(x)`` the level above needs.
     """
     m = len(tokens)
-    mx, best = logits.max(dim=-1)                                       # (m+1,), (m+1,)
-    lse = torch.logsumexp(logits, dim=-1)                               # (m+1,)
-    x = torch.tensor(tokens, dtype=torch.long, device=logits.device)    # (m,)
-    lpx = logits[:m].gather(1, x[:, None])[:, 0] - lse[:m]              # (m,) log p(x)
-    vals = torch.cat([best.double(), (mx - lse).double(), lpx.double()]).tolist()  # the one transfer
-    best_l, lp_best, px = vals[:m + 1], vals[m + 1:2 * m + 2], [math.exp(v) for v in vals[2 * m + 2:]]
+    best, lp_best, lpx = greedy_logps(logits, tokens)
+    px = [math.exp(v) for v in lpx]
     lams = lenience if isinstance(lenience, list) else [float(lenience)] * m
     ratio = [min(1.0, lam * p / max(q, 1e-30)) for lam, p, q in zip(lams, px, qx)]
-    a = next((i for i in range(m) if tokens[i] != best_l[i] and not (lams[i] > 1 and px[i] > qx[i] / lams[i])), m)
-    nxt = int(best_l[a])
-    return Review(a, nxt, a == m, torch.tensor(ratio, dtype=torch.float64)), px[:a] + [math.exp(lp_best[a])]
+    a = next((i for i in range(m) if tokens[i] != best[i] and not (lams[i] > 1 and px[i] > qx[i] / lams[i])), m)
+    return Review(a, best[a], a == m, torch.tensor(ratio, dtype=torch.float64)), px[:a] + [math.exp(lp_best[a])]
 
 
 def residual(p: torch.Tensor, q: torch.Tensor | None, x: int) -> torch.Tensor:

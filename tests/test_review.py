@@ -3,7 +3,8 @@ import itertools
 
 import torch
 
-from csd_lib.review import effective_q, probs, residual, review, review_greedy, token_q
+from csd_lib.review import (_greedy_logps_torch, effective_q, greedy_logps, probs, residual, review, review_greedy,
+                            token_q)
 
 
 def P(*rows):
@@ -181,3 +182,14 @@ def test_effective_q_per_position_is_the_scalar_one_per_row():
             want = effective_q(p[i:i + 1], None if qq is None else qq[i:i + 1], x[i:i + 1], l)
             assert torch.allclose(got[i], want[0], atol=1e-7), (i, l)
         assert torch.equal(got[0], p[0]) and not torch.allclose(got[1], p[1])
+
+
+def test_greedy_logps_cpu_path_matches_the_device_path():
+    """The numpy path (CPU) and the torch path (any other device) give the same argmax and log-probs."""
+    for seed in range(10):
+        logits, p, x, _ = _case(seed)
+        want = (p.argmax(-1).tolist(), p.amax(-1).log(), p[:5].gather(1, x[:, None])[:, 0].log())
+        for best, top, lpx in (greedy_logps(logits, x.tolist()), _greedy_logps_torch(logits, x.tolist())):
+            assert best == want[0]
+            assert torch.allclose(torch.tensor(top), want[1], atol=1e-5)
+            assert torch.allclose(torch.tensor(lpx), want[2], atol=1e-5)
