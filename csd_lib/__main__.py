@@ -181,7 +181,8 @@ def _generate(args) -> None:
     if (args.prompt is None) == (args.prompts_file is None):
         raise ValueError("give exactly one of --prompt TEXT or --prompts-file F.jsonl")
     check_temperature(args.temperature)
-    check_method_args(args.method, args.k, args.lenience)
+    mag_lenience = None if args.mag_lenience is None else args.mag_lenience == "lenient"
+    check_method_args(args.method, args.k, args.lenience, mag_lenience=mag_lenience)
     k = read_k(args.k)
     prompts = [args.prompt] if args.prompt is not None else read_prompts(args.prompts_file)
     check_args_method(args, [args.method])  # before anything loads: e.g. 'staged' needs two drafters
@@ -190,7 +191,7 @@ def _generate(args) -> None:
         encode_prompt(fam, p)
     for p in prompts:
         g = generate(fam, p, args.method, k=k, lenience=args.lenience, temperature=args.temperature,
-                     seed=args.seed, max_new_tokens=args.max_new_tokens)
+                     seed=args.seed, max_new_tokens=args.max_new_tokens, mag_lenience=mag_lenience)
         if args.json:
             print(json.dumps(g.to_dict(events=args.events)), flush=True)
         else:
@@ -328,6 +329,9 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="K matrix as JSON, e.g. '[[5,14,10],[0,1,10],[0,0,10]]', or @FILE.json (default: the family's)")
     g.add_argument("--lenience", type=finite_float, default=None,
                    help="lenience >= 1 of draft-to-draft reviews, csd only (default: the family's)")
+    g.add_argument("--mag-lenience", choices=("paper", "lenient"), default=None,
+                   help="csd only: 'paper' reviews MaG's tokens strictly (the paper's rule, the default), "
+                        "'lenient' applies --lenience to them too")
     g.add_argument("--temperature", type=finite_float, default=0.0, help="0 = greedy")
     g.add_argument("--seed", type=seed_int, default=None, help="sampling seed (default: a fresh random one)")
     g.add_argument("--max-new-tokens", type=positive_int, default=200, help="tokens to generate at most")

@@ -24,8 +24,8 @@ import torch
 from .inputs import check_family, check_prompt
 from .mag import MaG
 from .models import LM
-from .plan import METHODS, Plan, make_plan, validate_k
-from .review import effective_q, probs, review
+from .plan import MAG_LENIENCE, METHODS, Plan, make_plan, validate_k
+from .review import Lenience, effective_q, is_lenient, probs, review, review_greedy
 from .tasks import prompt_ids
 from .trace import TARGET_BONUS, TARGET_CORRECTION, Event, Generation, PairStats, Stats
 
@@ -49,11 +49,16 @@ class Ctx:
 
 @dataclass
 class Block:
-    """Tokens a drafter hands up, with the distribution each was drawn from."""
+    """Tokens a drafter hands up, with the distribution each was drawn from.
+
+    Sampling reviews need ``q`` (m, V); greedy reviews need only ``qx`` (m,), q at the tokens
+    themselves. ``None`` means one-hot (MaG) in both, never materialized.
+    """
     tokens: list[int]
-    q: torch.Tensor        # (m, V) proposal distribution per token (one-hot for MaG)
+    q: torch.Tensor | None       # (m, V) proposal distribution per token (sampling); None: one-hot
     provenance: list[str]
-    eos: bool = False      # the block ends with EOS: nothing may be drafted after it
+    eos: bool = False            # the block ends with EOS: nothing may be drafted after it
+    qx: list[float] | None = None  # q(token) per token (greedy); None: one-hot (all 1)
 
 
 class Drafter(Protocol):
@@ -79,17 +84,17 @@ class MaGLevel:
         if eos:
             cut = toks.index(ctx.eos) + 1
             toks, prov = toks[:cut], prov[:cut]
-        q = torch.zeros(len(toks), self.vocab_size)                          # (m, V)
-        q[torch.arange(len(toks)), torch.tensor(toks, dtype=torch.long)] = 1.0
-        return Block(toks, q, prov, eos)
+        return Block(toks, None, prov, eos)  # q one-hot: None
 
 
 class Level:
     """A model that reviews its sub-drafters' proposals (Algorithm 1, one level)."""
 
-    def __init__(self, lm: LM, subs: list[Drafter], budgets: list[int], lenience: float = 1.0, top: bool = False):
+    def __init__(self, lm: LM, subs: list[Drafter], budgets: list[int], lenience: float = 1.0, top: bool = False,
+                 mag_lenience: bool = MAG_LENIENCE):
         self.lm, self.subs, self.budgets = lm, subs, list(budgets)
         self.lenience = 1.0 if top else float(lenience)  # the target's review is always strict
+        self.mag_lenience = bool(mag_lenience)  # False: MaG's tokens are reviewed strictly (the paper)
         self.top, self.name = top, lm.name
         self.thresholds = np.cumsum(self.budgets).tolist() if self.budgets else []
         self.base: list[int] = []  # decoder sequence before any output token, set per prompt by start()
@@ -101,7 +106,7 @@ class Level:
 
     def _draft(self, ctx: Ctx, prefix: list[int], limit: int, depth: int):
         tokens: list[int] = []
-        qs: list[torch.Tensor] = []
+        blocks: list[Block] = []
         prov: list[str] = []
         who: list[str] = []
         eos = False
@@ -110,23 +115,30 @@ class Level:
             while len(tokens) < thr and not eos:
                 blk = sub.propose(ctx, prefix + tokens, limit - len(tokens), depth + 1)
                 tokens += blk.tokens
-                qs.append(blk.q)
+                blocks.append(blk)
                 prov += blk.provenance
                 who += [sub.name] * len(blk.tokens)
                 eos = blk.eos
             if eos:
                 break
-        return tokens, qs, prov, who, eos
+        return tokens, blocks, prov, who, eos
 
     def propose(self, ctx: Ctx, prefix: list[int], cap: int, depth: int = 0) -> Block:
         """Draft with the sub-drafters, review once, return accepted tokens + one more."""
-        tokens, qs, prov, who, eos = self._draft(ctx, prefix, cap - 1, depth)
+        tokens, blocks, prov, who, eos = self._draft(ctx, prefix, cap - 1, depth)
         m = len(tokens)
-        logits = self.lm.logits(self.base + prefix + tokens, m)  # (m+1, V)
-        p = probs(logits, ctx.temperature)                       # (m+1, V)
-        x = torch.tensor(tokens, dtype=torch.long)               # (m,)
-        q = torch.cat(qs) if qs else None                        # (m, V)
-        r = review(p, x, q, self.lenience, ctx.greedy, ctx.generator)
+        logits = self.lm.logits(self.base + prefix + tokens, m)  # (m+1, V) on the model's device
+        lam = self._lenience_at(who)
+        if ctx.greedy:  # no softmax over the vocabulary, no dense q
+            qx = [v for b in blocks for v in ([1.0] * len(b.tokens) if b.qx is None else b.qx)]
+            r, p_out = review_greedy(logits, tokens, qx, lam)
+        else:
+            x = torch.tensor(tokens, dtype=torch.long, device=logits.device)  # (m,)
+            p = probs(logits, ctx.temperature)                   # (m+1, V)
+            q = _stack_q(blocks, p)                              # (m, V) or None (all one-hot)
+            if isinstance(lam, list):
+                lam = torch.tensor(lam, dtype=p.dtype, device=p.device)  # (m,)
+            r = review(p, x, q, lam, False, ctx.generator)
         a = r.n_accepted
         self._log(ctx, depth, prefix, tokens, prov, who, r)
         if a == m and eos:  # the draft ended with an accepted EOS: nothing follows it
@@ -134,20 +146,31 @@ class Level:
         else:
             out = tokens[:a] + [r.next_token]
             own = [(TARGET_BONUS if r.bonus else TARGET_CORRECTION) if self.top else self.name]
-        q_up = None if self.top else self._q_up(ctx, p, q, x, len(out))
-        return Block(out, q_up, prov[:a] + own, out[-1] == ctx.eos)
+        if self.top:
+            return Block(out, None, prov[:a] + own, out[-1] == ctx.eos)
+        if ctx.greedy:  # the level above reads q at these tokens only: this reviewer's p there
+            return Block(out, None, prov[:a] + own, out[-1] == ctx.eos, qx=p_out[:len(out)])
+        return Block(out, self._q_up(ctx, p, q, x, lam, len(out)), prov[:a] + own, out[-1] == ctx.eos)
 
-    def _q_up(self, ctx: Ctx, p: torch.Tensor, q, x: torch.Tensor, n_out: int) -> torch.Tensor:
+    def _lenience_at(self, who: list[str]) -> float | list[float]:
+        """This review's lenience: one number, or one per drafted position when MaG's are strict."""
+        if self.lenience == 1 or self.mag_lenience or "mag" not in who:
+            return self.lenience
+        return [1.0 if w == "mag" else self.lenience for w in who]
+
+    def _q_up(self, ctx: Ctx, p: torch.Tensor, q, x: torch.Tensor, lam: Lenience, n_out: int) -> torch.Tensor:
         """Distribution of each emitted token given the history, for the level above (n_out, V).
 
-        Greedy decoding passes the reviewer's own rows up (as the official code does); so
-        does the deliberately wrong ``naive`` variant under sampling. Exact sampling needs
-        ``effective_q`` for drafted positions; a bonus token was drawn from ``p`` itself.
+        Greedy decoding passes the reviewer's own p up (as the official code does; only at the
+        emitted tokens, see ``propose``); so does the deliberately wrong ``naive`` variant under
+        sampling. Exact sampling needs ``effective_q`` for drafted positions (each with its own
+        lenience); a bonus token was drawn from ``p`` itself.
         """
-        if ctx.greedy or ctx.naive or self.lenience == 1:
-            return p[:n_out]
         n = min(n_out, x.numel())  # emitted positions that had a draft
-        rows = effective_q(p[:n], q[:n], x[:n], self.lenience) if n else p[:0]
+        if ctx.naive or n == 0 or not is_lenient(lam):
+            return p[:n_out]
+        per_row = isinstance(lam, torch.Tensor)
+        rows = effective_q(p[:n], None if q is None else q[:n], x[:n], lam[:n] if per_row else lam)
         return torch.cat([rows, p[n:n_out]]) if n_out > n else rows
 
     def _log(self, ctx: Ctx, depth, prefix, tokens, prov, who, r) -> None:
@@ -162,10 +185,31 @@ class Level:
                                 r.accept_prob.tolist(), a, r.next_token, r.bonus, self.lenience))
 
 
+def _stack_q(blocks: list[Block], p: torch.Tensor) -> torch.Tensor | None:
+    """The blocks' proposal rows (m, V) on p's device; None when every block is MaG's (one-hot).
+
+    A mix of MaG and model blocks (only under sampling) gets MaG's one-hot rows written out.
+    """
+    if all(b.q is None for b in blocks):
+        return None
+    rows = []
+    for b in blocks:
+        if b.q is None:
+            oh = torch.zeros(len(b.tokens), p.shape[-1], dtype=p.dtype, device=p.device)  # (n, V)
+            rows.append(oh.scatter_(1, torch.tensor(b.tokens, device=p.device)[:, None], 1.0))
+        else:
+            rows.append(b.q.to(p.device))
+    return torch.cat(rows)
+
+
 # -- building a cascade from a plan ---------------------------------------------------
 
-def build_cascade(target: LM, drafters: list, k, lenience: float = 1.0) -> Level:
-    """Algorithm 1 as a tree of drafters. ``drafters`` are largest first; MaG may only be last."""
+def build_cascade(target: LM, drafters: list, k, lenience: float = 1.0, mag_lenience: bool = MAG_LENIENCE) -> Level:
+    """Algorithm 1 as a tree of drafters. ``drafters`` are largest first; MaG may only be last.
+
+    ``mag_lenience=False`` reviews MaG's tokens strictly (the paper, Appendix B): lenience only
+    between neural drafters.
+    """
     n = len(drafters)
     for i, d in enumerate(drafters):
         if isinstance(d, MaG) and i != n - 1:
@@ -179,7 +223,8 @@ def build_cascade(target: LM, drafters: list, k, lenience: float = 1.0) -> Level
         if isinstance(d, MaG):
             levels[i] = MaGLevel(d, target.vocab_size)
         else:
-            levels[i] = Level(d, levels[i + 1:], k[i + 1][i + 1:] if i + 1 < n else [], lenience)
+            levels[i] = Level(d, levels[i + 1:], k[i + 1][i + 1:] if i + 1 < n else [], lenience,
+                              mag_lenience=mag_lenience)
     return Level(target, levels, k[0], top=True)
 
 
@@ -194,16 +239,17 @@ def encode_prompt(family, prompt) -> list[int]:
 
 def generate(family, prompt, method: str = "csd", k=None, lenience=None, temperature: float = 0.0,
              seed: int | None = None, max_new_tokens: int = 200, drafter: str | None = None,
-             naive: bool = False) -> Generation:
+             naive: bool = False, mag_lenience: bool | None = None) -> Generation:
     """Generate with one of ``ar``, ``sd``, ``mag``, ``staged``, ``csd``.
 
     Greedy when ``temperature == 0``. ``naive=True`` makes upper levels review against
     the drafters' raw distributions instead of the effective ones: a deliberately
-    biased variant, kept to show what exactness needs. The settings become a
+    biased variant, kept to show what exactness needs. ``mag_lenience`` (csd only): whether
+    lenience also applies to MaG's tokens (None: the default, ``plan.MAG_LENIENCE``). The settings become a
     :class:`csd_lib.plan.Plan` (:func:`csd_lib.plan.make_plan`), kept in ``Generation.plan``.
     """
     check_family(family)
-    plan = make_plan(family, method, k, lenience, drafter, temperature, max_new_tokens, seed, naive)
+    plan = make_plan(family, method, k, lenience, drafter, temperature, max_new_tokens, seed, naive, mag_lenience)
     ids = encode_prompt(family, prompt)
     return run_plan(family, plan, ids)
 
@@ -217,7 +263,7 @@ def run_plan(family, plan: Plan, ids: list[int]) -> Generation:
                          f"max_new_tokens")
     by_name = {d.name: d for d in family.drafters}
     drafters = [family.mag if name == "mag" else by_name[name] for name in plan.drafters]
-    top = build_cascade(target, drafters, [list(r) for r in plan.k], plan.lenience)
+    top = build_cascade(target, drafters, [list(r) for r in plan.k], plan.lenience, plan.mag_lenience)
     gen = None
     if plan.temperature > 0:
         gen = torch.Generator()

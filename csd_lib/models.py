@@ -107,7 +107,7 @@ class LM:
         return "logits_to_keep" in inspect.signature(self.model.forward).parameters
 
     def logits(self, seq: list[int], m: int) -> torch.Tensor:
-        """Logits predicting seq[-m:] and the token after: shape (m + 1, V), float32 on the CPU.
+        """Logits predicting seq[-m:] and the token after: shape (m + 1, V), float32 on the model's device.
 
         Row i is the distribution of the token at position len(seq) - m + i given the
         tokens before it; the last row is the bonus distribution.
@@ -128,7 +128,9 @@ class LM:
                 out = self.model(input_ids=ids, cache=self._cache, use_cache=True, logits_to_keep=m + 1)
             else:
                 out = self.model(input_ids=ids, cache=self._cache, use_cache=True)
-        logits = out.logits[0, -(m + 1):].float().cpu()  # (m+1, V); .cpu() also waits for the GPU
+        logits = out.logits[0, -(m + 1):].float()  # (m+1, V), left on the device for the review
+        if logits.device.type == "cuda":  # the meter times the forward itself, not its launch
+            torch.cuda.synchronize(logits.device)
         self.meter.time += time.perf_counter() - t0
         self.meter.calls += 1
         self.meter.tokens_fed += len(new)

@@ -22,6 +22,11 @@ METHODS = ("ar", "sd", "mag", "staged", "csd")
 MAG_BLOCK = 10
 # MaG's block in every record written before plans existed (their ``config`` did not store it).
 _CONFIG_MAG_BLOCK = 10
+# Whether a lenient review applies l to MaG's tokens too. False is the paper's rule (Appendix B:
+# lenience only between neural drafters); docs/REFERENCE.md gives the measured difference.
+MAG_LENIENCE = False
+# What every record written before this setting existed ran: lenience on MaG's tokens too.
+_OLD_MAG_LENIENCE = True
 
 
 # -- validators ------------------------------------------------------------------------
@@ -75,9 +80,23 @@ def check_method_lenience(method: str, lenience) -> float | None:
     return lam
 
 
-def check_method_args(method: str, k=None, lenience=None, drafter: str | None = None) -> None:
+def check_mag_lenience(mag_lenience) -> bool:
+    """A bool: True applies lenience to MaG's tokens too, False reviews them strictly (the paper)."""
+    if not isinstance(mag_lenience, (bool, np.bool_)):
+        raise ValueError(f"mag_lenience must be True (lenience on MaG's tokens too) or False (MaG's tokens "
+                         f"reviewed strictly, the paper's rule), got {mag_lenience!r}")
+    return bool(mag_lenience)
+
+
+def check_method_args(method: str, k=None, lenience=None, drafter: str | None = None, mag_lenience=None) -> None:
     """The checks that need no family: a known method, and only the settings that method uses."""
     check_method_lenience(method, lenience)
+    if mag_lenience is not None:
+        check_mag_lenience(mag_lenience)
+        if method != "csd":
+            raise ValueError(f"mag_lenience={mag_lenience!r} sets lenience on MaG's tokens inside a lenient "
+                             f"cascade; method {method!r} has no lenient review: leave it unset, or use "
+                             f"method='csd'")
     if method == "ar" and k is not None:
         raise ValueError(f"method 'ar' drafts nothing, so it takes no k (got k={k!r}); leave k unset")
     if drafter is not None and method != "sd":
@@ -140,6 +159,7 @@ class Plan:
     seed: int | None = None
     naive: bool = False              # review against raw drafter distributions (the biased variant)
     family: str = ""
+    mag_lenience: bool = MAG_LENIENCE  # lenience applies to MaG's tokens too (False: strict, the paper)
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -160,6 +180,7 @@ class Plan:
         object.__setattr__(self, "temperature", check_temperature(self.temperature))
         object.__setattr__(self, "max_new_tokens", check_max_new_tokens(self.max_new_tokens))
         object.__setattr__(self, "seed", check_seed(self.seed))
+        object.__setattr__(self, "mag_lenience", check_mag_lenience(self.mag_lenience))
 
     # constructors without a family (theory) ---------------------------------------------
 
@@ -186,9 +207,10 @@ class Plan:
         return cls("staged", tuple(drafters), k, **run)
 
     @classmethod
-    def csd(cls, drafters, k, lenience: float = 1.0, mag_block: int | None = MAG_BLOCK, **run) -> "Plan":
+    def csd(cls, drafters, k, lenience: float = 1.0, mag_block: int | None = MAG_BLOCK,
+            mag_lenience: bool = MAG_LENIENCE, **run) -> "Plan":
         """The full cascade: ``drafters`` largest first (``"mag"`` last, proposing ``mag_block``)."""
-        return cls("csd", tuple(drafters), k, lenience, mag_block, **run)
+        return cls("csd", tuple(drafters), k, lenience, mag_block, mag_lenience=mag_lenience, **run)
 
     # views ----------------------------------------------------------------------------------
 
@@ -220,22 +242,27 @@ class Plan:
     @classmethod
     def from_dict(cls, d: dict) -> "Plan":
         """A plan from :meth:`to_dict`, or from a generation's old ``config`` dict (records written
-        before plans: ``k`` None for ar, no ``mag_block``; MaG's block was 10 in all of them)."""
+        before plans: ``k`` None for ar, no ``mag_block``; MaG's block was 10 in all of them; no
+        ``mag_lenience``: they all applied lenience to MaG's tokens)."""
         drafters = list(d.get("drafters") or [])
         block = d.get("mag_block", _CONFIG_MAG_BLOCK if "mag" in drafters else None)
         return cls(d["method"], tuple(drafters), d.get("k") or (), float(d.get("lenience", 1.0)), block,
                    float(d.get("temperature", 0.0)), int(d.get("max_new_tokens", 200)), d.get("seed"),
-                   bool(d.get("naive", False)), d.get("family", ""))
+                   bool(d.get("naive", False)), d.get("family", ""),
+                   d.get("mag_lenience", _OLD_MAG_LENIENCE if d["method"] == "csd" else MAG_LENIENCE))
 
 
 def make_plan(family, method: str, k=None, lenience=None, drafter: str | None = None, temperature: float = 0.0,
-              max_new_tokens: int = 200, seed: int | None = None, naive: bool = False) -> Plan:
+              max_new_tokens: int = 200, seed: int | None = None, naive: bool = False,
+              mag_lenience: bool | None = None) -> Plan:
     """Resolve a method and the user's settings on ``family`` into a :class:`Plan`.
+
+    ``mag_lenience`` (csd only; None: :data:`MAG_LENIENCE`) applies lenience to MaG's tokens too.
 
     ``family`` needs ``name``, ``drafters`` (objects with ``name``, largest first), ``mag.n``,
     ``sd_k``, ``staged_k``, ``default_k`` and ``default_lenience``.
     """
-    check_method_args(method, k, lenience, drafter)
+    check_method_args(method, k, lenience, drafter, mag_lenience)
     run = dict(temperature=check_temperature(temperature), max_new_tokens=check_max_new_tokens(max_new_tokens),
                seed=check_seed(seed), naive=bool(naive), family=family.name)
     neural = [d.name for d in family.drafters]
@@ -260,4 +287,5 @@ def make_plan(family, method: str, k=None, lenience=None, drafter: str | None = 
     drafters = (*neural, "mag")
     kk = validate_k(k if k is not None else family.default_k, len(drafters))
     lam = check_lenience(family.default_lenience if lenience is None else lenience)
-    return Plan("csd", drafters, kk, lam, family.mag.n, **run)
+    return Plan("csd", drafters, kk, lam, family.mag.n,
+                mag_lenience=MAG_LENIENCE if mag_lenience is None else mag_lenience, **run)

@@ -109,7 +109,8 @@ def _swi(tokens: int, calls: dict, costs: dict) -> float:
 
 SUMMARY_KEYS = ("tokens_per_s", "speedup_walltime", "speedup_swi_ms", "speedup_swi_pw",
                 "mean_tokens_per_target_call", "mismatches", "n", "repeats", "errors",
-                "speedup_walltime_median", "speedup_walltime_ci95", "speedup_walltime_predicted")
+                "speedup_walltime_median", "speedup_walltime_ci95", "speedup_walltime_predicted",
+                "outside_share")
 
 
 def _nan_none(v):

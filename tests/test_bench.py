@@ -64,8 +64,14 @@ def test_summary_is_computed_from_raw_lines(tmp_path):
     js = summary_json(s)
     assert set(js["csd"]) == {"tokens_per_s", "speedup_walltime", "speedup_swi_ms", "speedup_swi_pw",
                               "mean_tokens_per_target_call", "mismatches", "n", "repeats", "errors",
-                              "speedup_walltime_median", "speedup_walltime_ci95", "speedup_walltime_predicted"}
+                              "speedup_walltime_median", "speedup_walltime_ci95", "speedup_walltime_predicted",
+                              "outside_share"}
     assert js["csd"]["speedup_walltime_predicted"] is None  # no cost model given
+    for m in METHODS:  # the engine's own share of the walltime: outside every model forward
+        mine = [r["stats"] for r in recs if r["method"] == m]
+        wall = sum(x["wall_time"] for x in mine)
+        fwd = sum(sum(x["forward_time"].values()) for x in mine)
+        assert 0 < js[m]["outside_share"] < 1 and js[m]["outside_share"] == pytest.approx((wall - fwd) / wall)
 
 
 def test_repeats_resume_without_loss_or_duplicates(tmp_path):

@@ -4,7 +4,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from csd_lib.plan import MAG_BLOCK, Plan, make_plan
+from csd_lib.plan import MAG_BLOCK, MAG_LENIENCE, Plan, make_plan
 
 
 def family(mag_n=7):
@@ -35,6 +35,19 @@ def test_plan_round_trips_through_json_and_reads_old_configs():
            "naive": False}
     assert Plan.from_dict(old).mag_block == 10 and Plan.from_dict(old).lenience == 5.0
     assert Plan.from_dict({**old, "method": "ar", "k": None, "drafters": [], "lenience": 1.0}).k == ()
+    # records from before mag_lenience all applied lenience to MaG's tokens
+    assert Plan.from_dict(old).mag_lenience is True
+    assert Plan.from_dict({**old, "method": "ar", "k": None, "drafters": [], "lenience": 1.0}) == Plan(
+        "ar", family="tiny-t5", max_new_tokens=128)
+
+
+def test_mag_lenience_is_carried_by_the_plan():
+    f = family()
+    assert make_plan(f, "csd").mag_lenience is MAG_LENIENCE
+    for v in (True, False):
+        p = make_plan(f, "csd", mag_lenience=v)
+        assert p.mag_lenience is v and Plan.from_dict(json.loads(json.dumps(p.to_dict()))) == p
+    assert make_plan(f, "csd", mag_lenience=True) != make_plan(f, "csd", mag_lenience=False)
 
 
 def test_theory_constructors_without_a_family():
@@ -52,6 +65,9 @@ def test_theory_constructors_without_a_family():
     (lambda: make_plan(family(), "sd", k=0), "k >= 1"),
     (lambda: make_plan(family(), "csd", drafter="small"), "takes no drafter"),
     (lambda: make_plan(family(), "sd", drafter="large"), "unknown drafter"),
+    (lambda: make_plan(family(), "csd", mag_lenience=1), "mag_lenience must be True"),
+    (lambda: make_plan(family(), "staged", mag_lenience=True), "no lenient review"),
+    (lambda: Plan.csd(["small", "mag"], [[1, 1], [0, 1]], mag_lenience="no"), "mag_lenience must be True"),
 ])
 def test_bad_plans_are_refused(build, msg):
     with pytest.raises(ValueError, match=msg):

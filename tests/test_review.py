@@ -1,7 +1,10 @@
-"""review() on hand-computed cases, and effective_q against simulation."""
+"""review() on hand-computed cases, effective_q against simulation, the greedy fast path, per-position lenience."""
+import itertools
+
 import torch
 
-from csd_lib.review import effective_q, probs, residual, review
+from csd_lib.review import (_greedy_logps_torch, effective_q, greedy_logps, probs, residual, review, review_greedy,
+                            token_q)
 
 
 def P(*rows):
@@ -113,3 +116,80 @@ def test_generate_at_a_tiny_temperature_is_greedy():
     for m in ("ar", "csd"):
         g = generate(fam, [3, 4, 5], m, temperature=1e-300, seed=1, max_new_tokens=8)
         assert g.token_ids == generate(fam, [3, 4, 5], m, max_new_tokens=8).token_ids
+
+
+# -- the greedy fast path and per-position lenience ----------------------------------------------
+
+def _case(seed, m=5, V=50):
+    g = torch.Generator().manual_seed(seed)
+    logits = 3 * torch.randn(m + 1, V, generator=g)
+    p = probs(logits, 0.0)
+    best = logits.argmax(-1)
+    x = torch.where(torch.rand(m, generator=g) < 0.6, best[:m], torch.randint(0, V, (m,), generator=g))
+    q = torch.softmax(2 * torch.randn(m, V, generator=g), -1)
+    return logits, p, x, q
+
+
+def test_review_greedy_from_logits_matches_review_on_probs():
+    """The same decision, next token and accept_prob as review() on the full softmax, with q dense or
+    one-hot (qx = 1), lenience 1, > 1 or per position; p at the emitted tokens is the reviewer's p there."""
+    for seed in range(40):
+        logits, p, x, q = _case(seed)
+        lam_rows = [1.0, 4.0, 1.0, 4.0, 2.0]
+        for qq, lam in itertools.product((q, None), (1.0, 1.5, 4.0, lam_rows)):
+            want = review(p, x, qq, torch.tensor(lam) if isinstance(lam, list) else lam, greedy=True)
+            got, p_out = review_greedy(logits, x.tolist(), token_q(qq, x).tolist(), lam)
+            assert (got.n_accepted, got.next_token, got.bonus) == (want.n_accepted, want.next_token, want.bonus)
+            assert torch.allclose(got.accept_prob.float(), want.accept_prob, atol=1e-6)
+            out = torch.cat([x[:got.n_accepted], torch.tensor([got.next_token])])
+            assert torch.allclose(torch.tensor(p_out).float(), p.gather(1, out[:, None])[:, 0], atol=1e-6)
+
+
+def test_review_greedy_lenience_changes_the_decision():
+    """The case must be able to fail: a lenient review keeps a token the strict one rejects."""
+    logits = torch.log(P([.45, .55, 0.], [.3, .3, .4]).float())
+    assert review_greedy(logits, [0], [1.0], 1.0)[0].n_accepted == 0
+    assert review_greedy(logits, [0], [1.0], 2.5)[0].n_accepted == 1
+    assert review_greedy(logits, [0], [1.0], [1.0])[0].n_accepted == 0  # per position: strict here
+    two = torch.log(P([.45, .55, 0.], [.45, .55, 0.], [.3, .3, .4]).float())
+    assert review_greedy(two, [0, 0], [1.0, 1.0], [2.5, 2.5])[0].n_accepted == 2
+    assert review_greedy(two, [0, 0], [1.0, 1.0], [2.5, 1.0])[0].n_accepted == 1
+
+
+def test_per_position_lenience_is_the_scalar_one_per_row():
+    """A review with one lenience per position decides each position as a scalar review would."""
+    p = P([.45, .55, 0.], [.45, .55, 0.], [.3, .3, .4])
+    x = torch.tensor([0, 0])
+    assert review(p, x, None, torch.tensor([2.5, 2.5], dtype=torch.float64)).n_accepted == 2
+    assert review(p, x, None, torch.tensor([2.5, 1.0], dtype=torch.float64)).n_accepted == 1
+    assert review(p, x, None, torch.tensor([1.0, 2.5], dtype=torch.float64)).n_accepted == 0
+
+
+def test_effective_q_one_hot_none_equals_dense_one_hot_bit_for_bit():
+    for seed in range(10):
+        _, p, x, _ = _case(seed)
+        oh = torch.zeros_like(p[:5]).scatter_(1, x[:, None], 1.0)
+        for lam in (1.0, 2.0, 1e6):
+            assert torch.equal(effective_q(p[:5], None, x, lam), effective_q(p[:5], oh, x, lam))
+
+
+def test_effective_q_per_position_is_the_scalar_one_per_row():
+    _, p, x, q = _case(3)
+    lam = torch.tensor([1.0, 3.0, 1.0, 10.0, 2.0])
+    for qq in (q, None):
+        got = effective_q(p[:5], qq, x, lam)
+        for i, l in enumerate(lam.tolist()):
+            want = effective_q(p[i:i + 1], None if qq is None else qq[i:i + 1], x[i:i + 1], l)
+            assert torch.allclose(got[i], want[0], atol=1e-7), (i, l)
+        assert torch.equal(got[0], p[0]) and not torch.allclose(got[1], p[1])
+
+
+def test_greedy_logps_cpu_path_matches_the_device_path():
+    """The numpy path (CPU) and the torch path (any other device) give the same argmax and log-probs."""
+    for seed in range(10):
+        logits, p, x, _ = _case(seed)
+        want = (p.argmax(-1).tolist(), p.amax(-1).log(), p[:5].gather(1, x[:, None])[:, 0].log())
+        for best, top, lpx in (greedy_logps(logits, x.tolist()), _greedy_logps_torch(logits, x.tolist())):
+            assert best == want[0]
+            assert torch.allclose(torch.tensor(top), want[1], atol=1e-5)
+            assert torch.allclose(torch.tensor(lpx), want[2], atol=1e-5)

@@ -17,10 +17,11 @@ tokens, seed for seed.
 
 The CI set covers T5 and Llama, 2 and 3 model levels (plus MaG), lenience 2 to 1e6,
 temperatures 0.7 and 1.5, EOS on, a drafter equal to the target, K with zeros, and the
-methods sd, staged, mag and csd, in 7 cases of 120 to 200 samples (thresholds TV 0.13 to
-0.24: gross errors only; about 50 s of CPU). ``CSD_FULL_SWEEP=1`` (``csd_lib.config.FULL_SWEEP``)
-runs the full grid instead: every arch, depth, temperature and lenience (2, 10, 1e6), 68
-cases of 1,000 samples (thresholds near TV 0.06 to 0.1; about an hour on one CPU core). Each case id names its config and
+methods sd, staged, mag and csd, MaG's tokens reviewed leniently and strictly (``mag_lenience``,
+the paper's rule: per-position lenience inside one review), in 9 cases of 120 to 200 samples
+(thresholds TV 0.13 to 0.24: gross errors only; about a minute of CPU). ``CSD_FULL_SWEEP=1``
+(``csd_lib.config.FULL_SWEEP``) runs the full grid instead: every arch, depth, temperature and
+lenience (2, 10, 1e6), plus MaG strict at lenience 10, 76 cases of 1,000 samples (thresholds near TV 0.06 to 0.1; about an hour on one CPU core). Each case id names its config and
 seeds, e.g. ``csd-llama-nd2-fam5-eos-lam3-T1.5-k2.0.3/0.1.2/0.0.3-seeds0..199``; rerun it
 alone with ``pytest "tests/test_sampling_exact.py::test_exact_within_noise[ID]"``.
 """
@@ -59,6 +60,7 @@ class Case:
     T: float
     n: int
     fam_seed: int = 5
+    mag_lenience: bool = True  # False: MaG's tokens reviewed strictly inside lenient reviews (the paper)
 
     @property
     def k(self):
@@ -67,7 +69,7 @@ class Case:
     @property
     def id(self) -> str:
         kk = "/".join(".".join(map(str, r)) for r in self.k)
-        lam = "" if self.lenience is None else f"-lam{self.lenience:g}"
+        lam = "" if self.lenience is None else f"-lam{self.lenience:g}" + ("" if self.mag_lenience else "-magstrict")
         return (f"{self.method}-{self.arch}-nd{self.nd}-fam{self.fam_seed}{'-same' if self.same else ''}"
                 f"{'-eos' if self.eos else ''}{lam}-T{self.T:g}-k{kk}-seeds0..{self.n - 1}")
 
@@ -77,6 +79,9 @@ CI_CASES = [
     Case("csd", "llama", 1, True, True, 1e6, 0.7, 200),
     Case("csd", "t5", 2, False, True, 2.0, 0.7, 120),
     Case("csd", "t5", 1, False, False, 10.0, 1.5, 120),
+    # the paper's MaG rule: strict on MaG's positions, lenient on the others of the same review
+    Case("csd", "llama", 2, False, True, 1e6, 0.7, 150, mag_lenience=False),
+    Case("csd", "t5", 2, True, False, 3.0, 1.5, 120, mag_lenience=False),
     Case("sd", "llama", 1, False, True, None, 0.7, 150),
     Case("staged", "llama", 2, True, False, None, 1.5, 150),
     Case("mag", "llama", 1, False, False, None, 1.5, 120),
@@ -89,6 +94,7 @@ def full_cases(n: int = 1000) -> list[Case]:
     for arch, nd, T in itertools.product(("t5", "llama"), (1, 2), (0.7, 1.5)):
         for lam, (same, eos) in itertools.product((2.0, 10.0, 1e6), ((False, True), (True, False))):
             out.append(Case("csd", arch, nd, same, eos, lam, T, n))
+        out.append(Case("csd", arch, nd, False, True, 10.0, T, n, mag_lenience=False))
         for method in ("sd", "mag") + (("staged",) if nd == 2 else ()):
             out.append(Case(method, arch, nd, nd == 2, T == 0.7, None, T, n))
     return out
@@ -102,8 +108,8 @@ REPS = max(4000, int(20 / (1 - QUANTILE)))
 # naive bias depends on the law: on a sharp T5 law with EOS (t5, nd2, T 0.7) it measured TV
 # 0.034, under the 1,000-sample threshold, so a group passes when one of its cases is caught.
 NAIVE_GROUPS: dict[str, list[Case]] = {}
-for _c in CASES:
-    if _c.method == "csd" and _c.lenience >= 3:
+for _c in CASES:  # (MaG-strict cases are left out: less of each review is lenient, so less bias to see)
+    if _c.method == "csd" and _c.lenience >= 3 and _c.mag_lenience:
         NAIVE_GROUPS.setdefault(f"{_c.arch}-nd{_c.nd}-T{_c.T:g}", []).append(_c)
 
 
@@ -157,7 +163,8 @@ def sample(c: Case, naive: bool = False, n: int | None = None) -> tuple[np.ndarr
     counts, runs = np.zeros(V ** N_TOK), []
     for s in range(n or c.n):
         ids = generate(f, PROMPT, c.method, k=c.k, lenience=c.lenience, temperature=c.T, seed=s,
-                       max_new_tokens=N_TOK + 2, naive=naive).token_ids  # room to draft past N_TOK
+                       max_new_tokens=N_TOK + 2, naive=naive,  # room to draft past N_TOK
+                       mag_lenience=c.mag_lenience if c.method == "csd" else None).token_ids
         counts[outcome(ids, e)] += 1
         runs.append(ids)
     return counts / (n or c.n), runs
@@ -170,6 +177,7 @@ def test_ci_set_covers_the_settings():
     lams = {c.lenience for c in cs if c.lenience}
     assert min(lams) == 2 and max(lams) == 1e6
     assert any(c.eos for c in cs) and any(c.same for c in cs)
+    assert {c.mag_lenience for c in cs if c.method == "csd"} == {True, False}
     assert all(0 in itertools.chain(*c.k) for c in cs if c.method in ("csd", "staged"))
     assert len(NAIVE_GROUPS) >= 2 and len({c.id for c in cs}) == len(cs)
 
