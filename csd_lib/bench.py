@@ -26,7 +26,7 @@ from .fileio import write_atomic
 from .plan import Plan, check_lenience, check_max_new_tokens, make_plan
 from .records import ALL_METHODS, HF_METHODS
 
-SETTINGS = ("k", "lenience", "drafters")  # what a method runs with, compared when a results file is resumed
+SETTINGS = ("k", "lenience", "mag_lenience", "drafters")  # what a method runs with, compared when a results file is resumed
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,8 @@ def _method_args(method: str, k, lenience, sd_k) -> tuple:
 
 
 def _settings(plan: Plan) -> dict:
-    return {"k": [list(row) for row in plan.k], "lenience": plan.lenience, "drafters": list(plan.drafters)}
+    return {"k": [list(row) for row in plan.k], "lenience": plan.lenience, "mag_lenience": plan.mag_lenience,
+            "drafters": list(plan.drafters)}
 
 
 def method_settings(family, method: str, k=None, lenience=None, sd_k=None) -> dict | None:

@@ -284,7 +284,8 @@ def test_records_say_what_produced_them(tmp_path):
                                                                                        3, 6)
     csd = next(r for r in recs if r["method"] == "csd")
     assert record_settings(csd) == method_settings(fam(), "csd") == {
-        "k": fam().default_k, "lenience": fam().default_lenience, "drafters": ["base", "small", "mag"]}
+        "k": fam().default_k, "lenience": fam().default_lenience, "mag_lenience": False,
+        "drafters": ["base", "small", "mag"]}
 
 
 @pytest.mark.parametrize("change,msg", [
