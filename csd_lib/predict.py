@@ -27,33 +27,56 @@ def model_size_costs(recs: list[BenchRecord]) -> dict:
     return costs
 
 
-def predict_walltime(recs, cost_model, n_sim: int = 4000, seed: int = 0, plan: Plan | None = None) -> dict:
-    """EWIF walltime speedup of one method from its own records, priced by a cost model.
+def price_plan(plan: Plan, table: dict, cost_model, tokens: float, start: float, n_sim: int = 4000,
+               seed: int = 0) -> dict:
+    """Seconds per generation of ``tokens`` tokens by ``plan``, against AR: the one price that the
+    bench's ``speedup_walltime_predicted`` and ``python -m csd_lib predict`` both use.
 
-    Acceptance: this run's per-position rates per (reviewer, proposer); ``plan`` (default:
-    the records' own) prices another K on the same acceptance. Cost: a call scoring
-    ``n`` tokens at the run's mean cache length ``L`` (start + half the mean output),
-    plus each model's start per generation (T5: the encoder pass; Llama: the prompt
-    prefill, t(prompt, 0)), spread over the mean output length.
+    ``table``: {(reviewer, proposer): per-position conditional acceptance}; ``start``: the cache
+    length at the first call (T5: 1, Llama: the prompt). A call scoring ``n`` tokens costs
+    ``t(n, L)`` at the mean cache length ``L = start + tokens / 2``; each model's start per
+    generation (T5: the encoder pass; Llama: the prompt prefill, t(start, 0)) is spread over
+    the output. Returns speedup, tokens_per_s, ar_tokens_per_s, cache_length, cost_share and
+    (not for AR) tokens_per_target_call.
     """
-    recs = as_records(recs)
-    plan = plan or recs[0].plan
-    toks = float(np.mean([r.n_tokens for r in recs]))
-    start = float(np.mean([cost_model.cache_length if r.cache_start is None else r.cache_start for r in recs]))
-    L = start + toks / 2
+    L = start + tokens / 2
     models = ["target", *plan.neural]
 
     def setup(name):
         s = cost_model.start.get(name, 0.0)
         return s + (float(cost_model.forward[name](start, 0)) if start > 1 else 0.0)
-    ar_time = setup("target") + toks * cost_model.ar_step("target", L)
+    ar_time = setup("target") + tokens * cost_model.ar_step("target", L)
+    out = {"cache_length": L, "ar_tokens_per_s": tokens / ar_time}
     if plan.method == "ar":
-        return {"speedup": 1.0, "cache_length": L, "cost_share": {"target": 1.0}}
-    p = predict_speedup(plan, _table(recs, plan), cost_model, n_sim=n_sim, seed=seed, cache_length=L,
-                        horizon=round(toks))
-    time = sum(setup(n) for n in models) + toks * p["cost_per_token"]
-    return {"speedup": ar_time / time, "cache_length": L, "cost_share": p["cost_share"],
+        return {**out, "speedup": 1.0, "tokens_per_s": tokens / ar_time, "cost_share": {"target": 1.0}}
+    p = predict_speedup(plan, table, cost_model, n_sim=n_sim, seed=seed, cache_length=L, horizon=round(tokens))
+    time = sum(setup(n) for n in models) + tokens * p["cost_per_token"]
+    return {**out, "speedup": ar_time / time, "tokens_per_s": tokens / time, "cost_share": p["cost_share"],
             "tokens_per_target_call": p["tokens_per_target_call"]}
+
+
+def run_shape(recs, cost_model) -> tuple[float, float]:
+    """(mean output tokens, mean cache length at the first call) of a run's records; a record
+    without a start takes the cost model's ``cache_length``."""
+    recs = as_records(recs)
+    toks = float(np.mean([r.n_tokens for r in recs]))
+    start = float(np.mean([cost_model.cache_length if r.cache_start is None else r.cache_start for r in recs]))
+    return toks, start
+
+
+def predict_walltime(recs, cost_model, n_sim: int = 4000, seed: int = 0, plan: Plan | None = None) -> dict:
+    """EWIF walltime speedup of one method from its own records, priced by a cost model
+    (:func:`price_plan`).
+
+    Acceptance: this run's per-position rates per (reviewer, proposer); ``plan`` (default:
+    the records' own) prices another K on the same acceptance; output length and start cache
+    length: the run's means.
+    """
+    recs = as_records(recs)
+    plan = plan or recs[0].plan
+    toks, start = run_shape(recs, cost_model)
+    table = _table(recs, plan) if plan.method != "ar" else {}
+    return price_plan(plan, table, cost_model, toks, start, n_sim=n_sim, seed=seed)
 
 
 def predict_method(recs, cost_model=None, n_sim: int = 4000) -> dict:
