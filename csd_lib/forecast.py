@@ -293,6 +293,7 @@ def forecast(family: str, acceptance: str = "paper", device=None, max_layers: in
             fam = load_family(family, device=device)
             cm = measure_costs(fam, list(range(3, 3 + prompt_tokens)), seconds=seconds, min_reps=1)
     else:
+        out["device"] = cm.device
         notes.append(f"costs: {costs} (measured on {cm.device})")
     own_shape = (float(max_new_tokens), 1.0 if _seq2seq(family) else float(prompt_tokens))
     if recs is not None:

@@ -22,10 +22,15 @@ def _cli(*args, timeout=600):
                           cwd=ROOT, timeout=timeout, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
 
 
-def test_measured_acceptance_prices_like_the_bench():
+@pytest.fixture(scope="module")
+def tiny_res():
+    return forecast("tiny-t5", str(RESULTS), costs=str(COSTS), n_sim=4000)
+
+
+def test_measured_acceptance_prices_like_the_bench(tiny_res):
     """With the run's own acceptance and cost model, the grid's SD at the run's k and CSD at the
     run's K equal the bench summary's speedup_walltime_predicted."""
-    res = forecast("tiny-t5", str(RESULTS), costs=str(COSTS), n_sim=4000)
+    res = tiny_res
     s = summarize(read_records(RESULTS), read_cost_file(COSTS))
     recs = read_records(RESULTS)
     sd_cfg = next(r["config"] for r in recs if r["method"] == "sd")
@@ -37,6 +42,16 @@ def test_measured_acceptance_prices_like_the_bench():
     assert csd["speedup"] == pytest.approx(s["csd"]["speedup_walltime_predicted"], rel=1e-12)
     assert res["best"]["sd"]["speedup"] >= sd["speedup"]
     assert res["best"]["ar"]["speedup"] == 1.0
+
+
+def test_forecast_figure(tiny_res):
+    from csd_lib.viz import OKABE_ITO, forecast_figure
+    fig = forecast_figure(tiny_res)
+    lines = [t for t in fig.data if t.showlegend is not False]
+    assert {t.name for t in lines} == {"SD, base drafts", "SD, small drafts", "vertical: largest drafter + MaG"}
+    assert all(t.line.color in OKABE_ITO.values() for t in lines)
+    sd_base = next(t for t in lines if t.name == "SD, base drafts")
+    assert list(sd_base.x) == list(range(1, 25))
 
 
 def test_rates_one_per_drafter_and_pairs():
