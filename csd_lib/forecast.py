@@ -335,10 +335,10 @@ def format_forecast(res: dict) -> str:
         r = best[m]
         how = "" if m == "ar" else (f"  k = {r['k'][0][0]}" + (f" ({r['drafter']})" if "drafter" in r else "")
                                      if m != "csd" else f"  K = {r['k']}")
-        lines.append(f"  {names[m]:<34}{r['tokens_per_s']:9.1f} tokens/s  {r['speedup']:5.2f}x{how}")
+        lines.append(f"  {names[m]:<34}{r['tokens_per_s']:9.3g} tokens/s  {r['speedup']:5.2f}x{how}")
     preset = next((r for r in res["rows"] if r.get("preset")), None)
     if preset:
-        lines.append(f"  CSD at the preset's K {preset['k']}: {preset['tokens_per_s']:.1f} tokens/s, "
+        lines.append(f"  CSD at the preset's K {preset['k']}: {preset['tokens_per_s']:.3g} tokens/s, "
                      f"{preset['speedup']:.2f}x")
-    lines.append(f"  (AR {ar:.1f} tokens/s; CSD over SD: {best['csd']['speedup'] / best['sd']['speedup']:.2f}x)")
+    lines.append(f"  (AR {ar:.3g} tokens/s; best CSD over best SD: {best['csd']['speedup'] / best['sd']['speedup']:.2f}x)")
     return "\n".join(lines)
