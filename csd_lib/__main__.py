@@ -274,9 +274,14 @@ def _shadow(args) -> None:
 def _predict(args) -> None:
     if args.device is None or torch.device(args.device).type == "cpu":
         torch.set_num_threads(args.threads)
-    res = forecast(args.family or config.FAMILY, args.acceptance, device=args.device, max_layers=args.max_layers,
-                   costs=args.costs, max_new_tokens=args.max_new_tokens, prompt_tokens=args.prompt_tokens,
-                   seconds=args.seconds)
+    drafters = [d.strip() for d in (args.drafters or "").split(",") if d.strip()]
+    if args.drafters is not None and args.target is None:
+        raise ValueError("--drafters needs --target (your own target's hub id or folder)")
+    if args.target is not None and args.family is not None:
+        raise ValueError("give --family or --target/--drafters, not both")
+    res = forecast(None if args.target else args.family or config.FAMILY, args.acceptance, device=args.device,
+                   max_layers=args.max_layers, costs=args.costs, max_new_tokens=args.max_new_tokens,
+                   prompt_tokens=args.prompt_tokens, seconds=args.seconds, target=args.target, drafters=drafters)
     if args.out:
         write_atomic(Path(args.out), json.dumps(res) + "\n")
     print(json.dumps(res) if args.json else format_forecast(res), flush=True)
@@ -401,6 +406,10 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
                     help="acceptance profile: 'paper' (FLAN-T5, Fig. 2), a bench results JSONL of your runs, or "
                          "rates: one per drafter with MaG last (0.8,0.7,0.3) or pairs (target<-base=0.8,...); "
                          "a rate may be per-position rates joined by ':'")
+    pr.add_argument("--target", default=None, metavar="ID",
+                    help="your own target instead of --family: a hub id in the cache or a local folder (its "
+                         "config.json only is read)")
+    pr.add_argument("--drafters", default=None, metavar="ID,ID", help="with --target: drafters, largest first")
     pr.add_argument("--device", type=device_arg, default=None, help="torch device (default: the best available)")
     pr.add_argument("--max-layers", type=positive_int, default=None,
                     help="measure real models at this depth and scale each call to the full depth "

@@ -24,14 +24,14 @@ from .archs import published_config
 from .bench import read_cost_file, read_records
 from .costmodel import CallFit, CostModel
 from .costs import device_name, measure_costs
-from .families import Family, load_family, roles
+from .families import Family, custom_name, default_k, load_family, roles
 from .mag import MaG
-from .models import LM, count_params
+from .models import LM, checkpoint_config, count_params, model_arch
 from .plan import MAG_BLOCK, Plan
 from .predict import _table, price_plan, vertical_k
-from .presets import REAL_PRESETS, TINY_PRESETS
+from .presets import DEFAULT_LENIENCE, REAL_PRESETS, TINY_PRESETS
 from .records import as_records, fastest
-from .shadow import LAYER_KEYS, random_model, shadow_config
+from .shadow import LAYER_KEYS, random_model
 from .tune import acceptance_table, candidate_grid, complete_table
 
 log = logging.getLogger(__name__)
@@ -130,10 +130,38 @@ def read_acceptance_file(path: str) -> list:
 
 # -- building and measuring ---------------------------------------------------------------------
 
-def family_ids(name: str) -> dict[str, str]:
-    """{role: repo id} of a real preset, target first."""
-    spec = REAL_PRESETS[name]
-    return {"target": spec["target"], **dict(zip(roles(len(spec["drafters"])), spec["drafters"]))}
+def family_spec(family: str | None = None, target: str | None = None, drafters=None) -> dict:
+    """What predict needs of a family, from configs only: {name, ids and cfgs by role, k, lenience,
+    real, seq2seq}. A preset by name, or your own ``target`` and ``drafters`` (largest first), whose
+    ``config.json`` must be at hand (a local folder, the hub cache, or a stored published one)."""
+    if target is not None:
+        ids = {"target": target, **dict(zip(roles(len(drafters or [])), drafters or []))}
+        cfgs = {}
+        for role, rid in ids.items():
+            cfgs[role] = checkpoint_config(rid)
+            if cfgs[role] is None:
+                raise ValueError(f"no config.json at hand for {rid!r}: predict builds the model from its config "
+                                 f"without downloading weights; give a local folder, or a hub id in the cache")
+        k, lenience, name, real = default_k(len(ids) - 1), DEFAULT_LENIENCE, custom_name(target), True
+    elif family in REAL_PRESETS:
+        spec = REAL_PRESETS[family]
+        ids = {"target": spec["target"], **dict(zip(roles(len(spec["drafters"])), spec["drafters"]))}
+        cfgs = {role: published_config(rid) for role, rid in ids.items()}
+        k, lenience, name, real = spec["k"], spec["lenience"], family, True
+    elif family in TINY_PRESETS:
+        spec = TINY_PRESETS[family]
+        ids, cfgs, k, lenience, name, real = {}, {}, spec["k"], spec["lenience"], family, False
+    else:
+        raise ValueError(f"unknown family {family!r}; use one of {', '.join([*TINY_PRESETS, *REAL_PRESETS])}, "
+                         f"or --target/--drafters")
+    seq2seq = model_arch(cfgs["target"]) == "t5" if real else "t5" in family
+    return dict(name=name, ids=ids, cfgs=cfgs, k=k, lenience=lenience, real=real, seq2seq=seq2seq,
+                neural=roles(len(k) - 1))
+
+
+def _cut(cfg: dict, max_layers: int | None) -> dict:
+    """The config with its layer counts cut to ``max_layers`` (as the shadow builder cuts them)."""
+    return {key: (min(v, max_layers) if key in LAYER_KEYS and max_layers else v) for key, v in cfg.items()}
 
 
 def _matmul_params(cfg: dict) -> int:
@@ -143,44 +171,37 @@ def _matmul_params(cfg: dict) -> int:
     return n if tied else n - cfg["vocab_size"] * (cfg.get("d_model") or cfg["hidden_size"])
 
 
-def depth_scale(repo_id: str, max_layers: int | None) -> tuple[float, int, int]:
+def depth_scale(cfg: dict, max_layers: int | None) -> tuple[float, int, int]:
     """(cost factor from the cut depth to the full one, full layers, measured layers)."""
-    full, cut = published_config(repo_id), shadow_config(repo_id, max_layers)
-    layers = max(full.get(k, 0) for k in LAYER_KEYS)
+    cut = _cut(cfg, max_layers)
+    layers = max(cfg.get(k, 0) for k in LAYER_KEYS)
     measured = max(cut.get(k, 0) for k in LAYER_KEYS)
     if measured == layers:
         return 1.0, layers, measured
-    return _matmul_params(full) / _matmul_params(cut), layers, measured
+    return _matmul_params(cfg) / _matmul_params(cut), layers, measured
 
 
-def _seq2seq(family: str) -> bool:
-    """Whether a preset's target is an encoder-decoder (its decoder cache starts at 1 token)."""
-    if family in REAL_PRESETS:
-        return published_config(REAL_PRESETS[family]["target"])["model_type"] == "t5"
-    return "t5" in family
+def _policy(spec: dict, info: config.DeviceInfo, device=None) -> config.Policy:
+    return config.policy("real", model_arch(spec["cfgs"]["target"]), info, device=device)
 
 
-def memory_check(name: str, info: config.DeviceInfo) -> tuple[bool, str]:
-    """Whether the full family fits the device (from the stored configs, nothing built) and why not."""
-    arch = "t5" if published_config(family_ids(name)["target"])["model_type"] == "t5" else "llama"
-    dtype = config.policy("real", arch, info).dtype
-    cfgs = [published_config(rid) for rid in family_ids(name).values()]
+def memory_check(spec: dict, info: config.DeviceInfo) -> tuple[bool, str]:
+    """Whether the full family fits the device (from its configs, nothing built) and why not."""
+    dtype = _policy(spec, info).dtype
+    cfgs = list(spec["cfgs"].values())
     sizes = [config.param_bytes(*count_params(c), dtype) for c in cfgs]
     plan = config.plan_memory(sizes, info, sum(config.kv_cache_bytes(c, dtype) for c in cfgs))
     return plan.fits, plan.message
 
 
-def shadow_family(name: str, device, max_layers: int | None, seed: int = 0) -> Family:
-    """A real preset's models with random weights at full width (depth cut to ``max_layers``)."""
-    spec = REAL_PRESETS[name]
-    info = config.describe_device(device)
-    arch = "t5" if published_config(spec["target"])["model_type"] == "t5" else "llama"
-    pol = config.policy("real", arch, info, device=device)
-    lms = [LM(role, random_model(shadow_config(rid, max_layers), seed=seed + i, device=pol.device, dtype=pol.dtype),
-              model_id=rid) for i, (role, rid) in enumerate(family_ids(name).items())]
+def shadow_family(spec: dict, device, max_layers: int | None, seed: int = 0) -> Family:
+    """A family's models with random weights at full width (depth cut to ``max_layers``), on ``device``."""
+    pol = _policy(spec, config.describe_device(device), device)
+    lms = [LM(role, random_model(_cut(spec["cfgs"][role], max_layers), seed=seed + i, device=pol.device,
+                                 dtype=pol.dtype), model_id=rid) for i, (role, rid) in enumerate(spec["ids"].items())]
     vocab = lms[0].vocab_size
     bigram = np.random.default_rng(seed).integers(3, vocab, size=vocab).astype(np.int32)
-    return Family(name, None, lms[0], lms[1:], MaG(bigram), spec["k"], spec["lenience"], policy=pol)
+    return Family(spec["name"], None, lms[0], lms[1:], MaG(bigram), spec["k"], spec["lenience"], policy=pol)
 
 
 def scaled(cm: CostModel, factors: dict[str, float]) -> CostModel:
@@ -235,26 +256,24 @@ def best_rows(rows: list[dict]) -> dict:
     return out
 
 
-def forecast(family: str, acceptance: str = "paper", device=None, max_layers: int | None = None,
+def forecast(family: str | None, acceptance: str = "paper", device=None, max_layers: int | None = None,
              costs: str | None = None, max_new_tokens: int = 128, prompt_tokens: int = 100,
-             seconds: float = 20.0, n_sim: int = 4000) -> dict:
+             seconds: float = 20.0, n_sim: int = 4000, *, target: str | None = None, drafters=None) -> dict:
     """Predicted tokens/s and speedup of every method on ``device`` (see the module docstring).
 
     ``acceptance``: 'paper', a bench results JSONL, or rates (:func:`parse_rates`). ``costs``: a
     cost model JSON to price with instead of measuring. ``max_new_tokens``, ``prompt_tokens``:
-    the generation priced (a results file gives its own, per method). Checks every input
-    before anything is built.
+    the generation priced (a results file gives its own, per method). ``target``, ``drafters``:
+    your own models instead of ``family`` (:func:`family_spec`). Checks every input before
+    anything is built.
     """
-    if family not in REAL_PRESETS and family not in TINY_PRESETS:
-        raise ValueError(f"unknown family {family!r}; use one of {', '.join([*TINY_PRESETS, *REAL_PRESETS])}")
-    real = family in REAL_PRESETS
-    spec = REAL_PRESETS.get(family) or TINY_PRESETS[family]
-    neural = roles(len(spec["k"]) - 1)
+    spec = family_spec(family, target, drafters)
+    family, real, neural = spec["name"], spec["real"], spec["neural"]
     levels = ["target", *neural, "mag"]
     notes: list[str] = []
     recs = None
     if acceptance == "paper":
-        table, pnotes = paper_table(levels, _seq2seq(family))
+        table, pnotes = paper_table(levels, spec["seq2seq"])
         notes += pnotes
         if family != "flan-t5":
             notes.append(f"the profile was measured against FLAN-T5-XXL; for {family} it is an assumption")
@@ -263,12 +282,12 @@ def forecast(family: str, acceptance: str = "paper", device=None, max_layers: in
         notes.append(f"acceptance: each method's own runs in {acceptance} (methods it lacks: all its runs pooled)")
     else:
         table = parse_rates(acceptance, levels)
-        notes.append(f"acceptance: the rates given ({acceptance}); pairs not given take a measured proposer's row")
+        notes.append(f"acceptance: the rates given ({acceptance}); pairs not given are filled from the given ones")
     cm = read_cost_file(costs) if costs else None
     info = config.describe_device(device)
     out = {"family": family, "device": device_name(device) if device is not None else device_name(),
            "acceptance": acceptance}
-    fits, why = memory_check(family, info) if real else (True, "")
+    fits, why = memory_check(spec, info) if real else (True, "")
     out["fits"] = fits
     if not fits:
         warnings.warn(f"{family} does not fit this device: {why}", stacklevel=2)
@@ -278,10 +297,10 @@ def forecast(family: str, acceptance: str = "paper", device=None, max_layers: in
     depth = {}
     if cm is None:
         if real:
-            fam = shadow_family(family, device, max_layers)
+            fam = shadow_family(spec, device, max_layers)
             factors = {}
-            for role, rid in family_ids(family).items():
-                factors[role], full, measured = depth_scale(rid, max_layers)
+            for role, rid in spec["ids"].items():
+                factors[role], full, measured = depth_scale(spec["cfgs"][role], max_layers)
                 depth[role] = {"id": rid, "layers": full, "measured_layers": measured, "cost_scale": factors[role]}
             if any(f != 1.0 for f in factors.values()):
                 notes.append(f"depth: measured at {max_layers} layer(s) per stack, each call's cost scaled to the "
@@ -295,7 +314,7 @@ def forecast(family: str, acceptance: str = "paper", device=None, max_layers: in
     else:
         out["device"] = cm.device
         notes.append(f"costs: {costs} (measured on {cm.device})")
-    own_shape = (float(max_new_tokens), 1.0 if _seq2seq(family) else float(prompt_tokens))
+    own_shape = (float(max_new_tokens), 1.0 if spec["seq2seq"] else float(prompt_tokens))
     if recs is not None:
         best = {m: list(v.values()) for m, v in fastest(recs).items()}
         pooled = complete_table(acceptance_table([r.stats for r in recs if r.stats.get("acceptance")], min_reached=1),

@@ -85,6 +85,8 @@ def test_paper_profile_follows_fig2():
     (["--family", "tiny-t5", "--acceptance", "0.5,x,0.3"], "--acceptance"),
     (["--family", "tiny-t5", "--acceptance", "missing.jsonl"], "no such file"),
     (["--family", "vicuna", "--acceptance", "paper"], "no published figure"),
+    (["--target", "nobody/nothing-here", "--acceptance", "0.7,0.3"], "no config.json at hand"),
+    (["--drafters", "google/flan-t5-small"], "--drafters needs --target"),
 ])
 def test_bad_input_one_line_exit_2(args, says, tmp_path):
     p = _cli(*args, "--out", str(tmp_path / "o.json"), timeout=120)
@@ -112,9 +114,14 @@ def _real_end_to_end(name):
     assert res["best"]["ar"]["tokens_per_s"] > 0
 
 
-def test_real_preset_end_to_end_fast():
-    """The fast twin: the smallest real preset at one layer."""
-    _real_end_to_end("flan-t5-colab")
+def test_own_models_from_their_configs():
+    """The fast twin of the real presets' end-to-end run: your own FLAN-T5 pair from its configs."""
+    res = forecast(None, "0.7,0.3", device="cpu", max_layers=1, seconds=1.0, n_sim=400,
+                   target="google/flan-t5-base", drafters=["google/flan-t5-small"])
+    assert res["family"] == "custom-google--flan-t5-base"
+    assert res["depth"]["target"]["id"] == "google/flan-t5-base" and res["depth"]["small"]["layers"] == 8
+    assert next(r for r in res["rows"] if r.get("preset"))["k"] == [[13, 10], [0, 10]]  # default_k(1)
+    assert all(d["measured_layers"] == 1 and d["cost_scale"] > 1 for d in res["depth"].values())
 
 
 @pytest.mark.slow
