@@ -12,12 +12,10 @@ own runs, or explicit rates.
 """
 from __future__ import annotations
 
-import logging
 import warnings
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from . import config
 from .archs import published_config
@@ -28,13 +26,12 @@ from .families import Family, custom_name, default_k, load_family, roles
 from .mag import MaG
 from .models import LM, checkpoint_config, count_params, model_arch
 from .plan import MAG_BLOCK, Plan
-from .predict import _table, price_plan, vertical_k
+from .predict import price_plan, run_table, vertical_k
 from .presets import DEFAULT_LENIENCE, REAL_PRESETS, TINY_PRESETS
 from .records import as_records, fastest
 from .shadow import LAYER_KEYS, random_model
 from .tune import acceptance_table, candidate_grid, complete_table
 
-log = logging.getLogger(__name__)
 
 # docs/REFERENCE.md, "Acceptance profile for predict": paper Fig. 2 (FLAN-T5 drafters for
 # FLAN-T5-XXL), the share of drafts accepted at position 1 (0.7-0.8) falling to 0.1 by 30.
@@ -231,8 +228,8 @@ def price_grid(neural: list[str], k, lenience: float, cost_model: CostModel, tab
 
     def price(method, plan, **extra):
         tokens, start = shape_for(method)
-        rows.append(_row(method, plan, price_plan(plan, table_for(method, plan), cost_model, tokens, start, n_sim=n_sim),
-                         **extra))
+        price_ = price_plan(plan, table_for(method, plan), cost_model, tokens, start, n_sim=n_sim)
+        rows.append(_row(method, plan, price_, **extra))
     price("ar", Plan.ar())
     for d in neural:
         for n in sd_ks:
@@ -325,7 +322,7 @@ def forecast(family: str | None, acceptance: str = "paper", device=None, max_lay
             """The method's own runs where they used the plan's drafters, else every run pooled."""
             rs = best.get(run_of.get(method, method))
             own = rs and rs[0].plan and set(plan.drafters) <= set(rs[0].plan.drafters)
-            return _table(rs, plan) if own else pooled
+            return run_table(rs, plan) if own else pooled
 
         def shape_for(method):
             rs = best.get(run_of.get(method, method)) or best.get("ar") or next(iter(best.values()))
@@ -359,5 +356,6 @@ def format_forecast(res: dict) -> str:
     if preset:
         lines.append(f"  CSD at the preset's K {preset['k']}: {preset['tokens_per_s']:.3g} tokens/s, "
                      f"{preset['speedup']:.2f}x")
-    lines.append(f"  (AR {ar:.3g} tokens/s; best CSD over best SD: {best['csd']['speedup'] / best['sd']['speedup']:.2f}x)")
+    gain = best["csd"]["speedup"] / best["sd"]["speedup"]
+    lines.append(f"  (AR {ar:.3g} tokens/s; best CSD over best SD: {gain:.2f}x)")
     return "\n".join(lines)

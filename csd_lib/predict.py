@@ -3,6 +3,8 @@
 Each method's records carry their :class:`csd_lib.plan.Plan`, which
 :func:`csd_lib.ewif.predict_speedup` reads as is; the acceptance is the run's own
 per-position rates per (reviewer, proposer) (:func:`csd_lib.tune.acceptance_table`).
+:func:`price_plan` is the one price: the bench's predicted speedup and ``python -m csd_lib
+predict`` (:mod:`csd_lib.forecast`) both call it.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from .records import BenchRecord, as_records, fastest
 from .tune import acceptance_table, candidate_grid, complete_table, latency_costs
 
 
-def _table(recs: list[BenchRecord], plan: Plan) -> dict:
+def run_table(recs: list[BenchRecord], plan: Plan) -> dict:
     """The run's acceptance, every (reviewer, lower level) pair of the plan filled."""
     return complete_table(acceptance_table([r.stats for r in recs], min_reached=1), ["target", *plan.drafters])
 
@@ -75,7 +77,7 @@ def predict_walltime(recs, cost_model, n_sim: int = 4000, seed: int = 0, plan: P
     recs = as_records(recs)
     plan = plan or recs[0].plan
     toks, start = run_shape(recs, cost_model)
-    table = _table(recs, plan) if plan.method != "ar" else {}
+    table = run_table(recs, plan) if plan.method != "ar" else {}
     return price_plan(plan, table, cost_model, toks, start, n_sim=n_sim, seed=seed)
 
 
@@ -93,7 +95,7 @@ def predict_method(recs, cost_model=None, n_sim: int = 4000) -> dict:
     if plan.method == "ar":
         pred_ms = pred_wall = 1.0
     else:
-        table = _table(recs, plan)
+        table = run_table(recs, plan)
         pred_ms = predict_speedup(plan, table, model_size_costs(recs), n_sim=n_sim)["speedup"]
         pred_wall = None if cost_model is not None else predict_speedup(plan, table, lat, n_sim=n_sim)["speedup"]
     share = {}
@@ -126,7 +128,7 @@ def prediction_limits(records, cost_model, vertical_records=None, n_sim: int = 2
     out = {}
 
     def price(recs, plan):
-        swi = predict_speedup(plan, _table(recs, plan), model_size_costs(recs), n_sim=n_sim)["speedup"]
+        swi = predict_speedup(plan, run_table(recs, plan), model_size_costs(recs), n_sim=n_sim)["speedup"]
         wall = predict_walltime(recs, cost_model, n_sim, plan=plan)["speedup"]
         return {"k": [list(r) for r in plan.k], "walltime": wall, "swi_ms": swi}
 
