@@ -1,4 +1,4 @@
-"""Command line: ``csd generate|demo|bench|shadow`` (or ``python -m csd_lib ...``).
+"""Command line: ``csd generate|demo|bench|shadow|predict`` (or ``python -m csd_lib ...``).
 
 Bad input ends in one line ``error: ...`` on stderr and exit status 2; ``--debug`` shows
 the traceback instead.
@@ -20,6 +20,7 @@ from .cascade import encode_prompt, generate
 from .demo import run_demo
 from .families import FAMILIES, check_args_method, load_from_args
 from .fileio import write_atomic
+from .forecast import forecast, format_forecast
 from .models import hide_weight_loading_bars
 from .plan import METHODS, check_lenience, check_max_new_tokens, check_method_args, check_seed, check_temperature
 from .records import ALL_METHODS as BENCH_METHODS
@@ -271,6 +272,22 @@ def _shadow(args) -> None:
     print(f"use them with: HF_HUB_CACHE={args.out} HF_HUB_OFFLINE=1 (random weights: a test bed, not a model)")
 
 
+def _predict(args) -> None:
+    if args.device is None or torch.device(args.device).type == "cpu":
+        torch.set_num_threads(args.threads)
+    drafters = [d.strip() for d in (args.drafters or "").split(",") if d.strip()]
+    if args.drafters is not None and args.target is None:
+        raise ValueError("--drafters needs --target (your own target's hub id or folder)")
+    if args.target is not None and args.family is not None:
+        raise ValueError("give --family or --target/--drafters, not both")
+    res = forecast(None if args.target else args.family or config.FAMILY, args.acceptance, device=args.device,
+                   max_layers=args.max_layers, costs=args.costs, max_new_tokens=args.max_new_tokens,
+                   prompt_tokens=args.prompt_tokens, seconds=args.seconds, target=args.target, drafters=drafters)
+    if args.out:
+        write_atomic(Path(args.out), json.dumps(res) + "\n")
+    print(json.dumps(res) if args.json else format_forecast(res), flush=True)
+
+
 # -- the parser --------------------------------------------------------------------------
 
 class _Help(argparse.ArgumentDefaultsHelpFormatter):
@@ -385,6 +402,31 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     sh.add_argument("--max-layers", type=positive_int, default=None,
                     help="cut every layer count to at most N (width and vocabulary stay real; default: full depth)")
     sh.set_defaults(func=_shadow)
+
+    pr = command("predict", "predict tokens/s and speedups of AR, SD and CSD on this device, before any download")
+    pr.add_argument("--family", choices=FAMILIES, default=None,
+                    help=f"model family (default: $CSD_FAMILY, else tiny-t5; now {config.FAMILY})")
+    pr.add_argument("--acceptance", default="paper", metavar="paper|FILE|RATES",
+                    help="acceptance profile: 'paper' (FLAN-T5, Fig. 2), a bench results JSONL of your runs, or "
+                         "rates: one per drafter with MaG last (0.8,0.7,0.3) or pairs (target<-base=0.8,...); "
+                         "a rate may be per-position rates joined by ':'")
+    pr.add_argument("--target", default=None, metavar="ID",
+                    help="your own target instead of --family: a hub id in the cache or a local folder (its "
+                         "config.json only is read)")
+    pr.add_argument("--drafters", default=None, metavar="ID,ID", help="with --target: drafters, largest first")
+    pr.add_argument("--device", type=device_arg, default=None, help="torch device (default: the best available)")
+    pr.add_argument("--max-layers", type=positive_int, default=None,
+                    help="measure real models at this depth and scale each call to the full depth "
+                         "(default: full depth where memory allows; 2 on a CPU)")
+    pr.add_argument("--costs", default=None, metavar="FILE",
+                    help="price with this cost model JSON (python -m csd_lib.costs --out) instead of measuring")
+    pr.add_argument("--max-new-tokens", type=positive_int, default=128, help="tokens per generation priced")
+    pr.add_argument("--prompt-tokens", type=positive_int, default=100, help="prompt length priced")
+    pr.add_argument("--seconds", type=finite_float, default=20.0, help="cost measurement budget")
+    pr.add_argument("--threads", type=positive_int, default=1, help="torch threads on a CPU (benchmarks use 1)")
+    pr.add_argument("--json", action="store_true", help="print the prediction as one JSON line")
+    pr.add_argument("--out", default=None, help="also write the prediction as JSON to this file")
+    pr.set_defaults(func=_predict)
     return ap
 
 

@@ -3,6 +3,8 @@
 Each method's records carry their :class:`csd_lib.plan.Plan`, which
 :func:`csd_lib.ewif.predict_speedup` reads as is; the acceptance is the run's own
 per-position rates per (reviewer, proposer) (:func:`csd_lib.tune.acceptance_table`).
+:func:`price_plan` is the one price: the bench's predicted speedup and ``python -m csd_lib
+predict`` (:mod:`csd_lib.forecast`) both call it.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from .records import BenchRecord, as_records, fastest
 from .tune import acceptance_table, candidate_grid, complete_table, latency_costs
 
 
-def _table(recs: list[BenchRecord], plan: Plan) -> dict:
+def run_table(recs: list[BenchRecord], plan: Plan) -> dict:
     """The run's acceptance, every (reviewer, lower level) pair of the plan filled."""
     return complete_table(acceptance_table([r.stats for r in recs], min_reached=1), ["target", *plan.drafters])
 
@@ -27,33 +29,56 @@ def model_size_costs(recs: list[BenchRecord]) -> dict:
     return costs
 
 
-def predict_walltime(recs, cost_model, n_sim: int = 4000, seed: int = 0, plan: Plan | None = None) -> dict:
-    """EWIF walltime speedup of one method from its own records, priced by a cost model.
+def price_plan(plan: Plan, table: dict, cost_model, tokens: float, start: float, n_sim: int = 4000,
+               seed: int = 0) -> dict:
+    """Seconds per generation of ``tokens`` tokens by ``plan``, against AR: the one price that the
+    bench's ``speedup_walltime_predicted`` and ``python -m csd_lib predict`` both use.
 
-    Acceptance: this run's per-position rates per (reviewer, proposer); ``plan`` (default:
-    the records' own) prices another K on the same acceptance. Cost: a call scoring
-    ``n`` tokens at the run's mean cache length ``L`` (start + half the mean output),
-    plus each model's start per generation (T5: the encoder pass; Llama: the prompt
-    prefill, t(prompt, 0)), spread over the mean output length.
+    ``table``: {(reviewer, proposer): per-position conditional acceptance}; ``start``: the cache
+    length at the first call (T5: 1, Llama: the prompt). A call scoring ``n`` tokens costs
+    ``t(n, L)`` at the mean cache length ``L = start + tokens / 2``; each model's start per
+    generation (T5: the encoder pass; Llama: the prompt prefill, t(start, 0)) is spread over
+    the output. Returns speedup, tokens_per_s, ar_tokens_per_s, cache_length, cost_share and
+    (not for AR) tokens_per_target_call.
     """
-    recs = as_records(recs)
-    plan = plan or recs[0].plan
-    toks = float(np.mean([r.n_tokens for r in recs]))
-    start = float(np.mean([cost_model.cache_length if r.cache_start is None else r.cache_start for r in recs]))
-    L = start + toks / 2
+    L = start + tokens / 2
     models = ["target", *plan.neural]
 
     def setup(name):
         s = cost_model.start.get(name, 0.0)
         return s + (float(cost_model.forward[name](start, 0)) if start > 1 else 0.0)
-    ar_time = setup("target") + toks * cost_model.ar_step("target", L)
+    ar_time = setup("target") + tokens * cost_model.ar_step("target", L)
+    out = {"cache_length": L, "ar_tokens_per_s": tokens / ar_time}
     if plan.method == "ar":
-        return {"speedup": 1.0, "cache_length": L, "cost_share": {"target": 1.0}}
-    p = predict_speedup(plan, _table(recs, plan), cost_model, n_sim=n_sim, seed=seed, cache_length=L,
-                        horizon=round(toks))
-    time = sum(setup(n) for n in models) + toks * p["cost_per_token"]
-    return {"speedup": ar_time / time, "cache_length": L, "cost_share": p["cost_share"],
+        return {**out, "speedup": 1.0, "tokens_per_s": tokens / ar_time, "cost_share": {"target": 1.0}}
+    p = predict_speedup(plan, table, cost_model, n_sim=n_sim, seed=seed, cache_length=L, horizon=round(tokens))
+    time = sum(setup(n) for n in models) + tokens * p["cost_per_token"]
+    return {**out, "speedup": ar_time / time, "tokens_per_s": tokens / time, "cost_share": p["cost_share"],
             "tokens_per_target_call": p["tokens_per_target_call"]}
+
+
+def run_shape(recs, cost_model) -> tuple[float, float]:
+    """(mean output tokens, mean cache length at the first call) of a run's records; a record
+    without a start takes the cost model's ``cache_length``."""
+    recs = as_records(recs)
+    toks = float(np.mean([r.n_tokens for r in recs]))
+    start = float(np.mean([cost_model.cache_length if r.cache_start is None else r.cache_start for r in recs]))
+    return toks, start
+
+
+def predict_walltime(recs, cost_model, n_sim: int = 4000, seed: int = 0, plan: Plan | None = None) -> dict:
+    """EWIF walltime speedup of one method from its own records, priced by a cost model
+    (:func:`price_plan`).
+
+    Acceptance: this run's per-position rates per (reviewer, proposer); ``plan`` (default:
+    the records' own) prices another K on the same acceptance; output length and start cache
+    length: the run's means.
+    """
+    recs = as_records(recs)
+    plan = plan or recs[0].plan
+    toks, start = run_shape(recs, cost_model)
+    table = run_table(recs, plan) if plan.method != "ar" else {}
+    return price_plan(plan, table, cost_model, toks, start, n_sim=n_sim, seed=seed)
 
 
 def predict_method(recs, cost_model=None, n_sim: int = 4000) -> dict:
@@ -70,7 +95,7 @@ def predict_method(recs, cost_model=None, n_sim: int = 4000) -> dict:
     if plan.method == "ar":
         pred_ms = pred_wall = 1.0
     else:
-        table = _table(recs, plan)
+        table = run_table(recs, plan)
         pred_ms = predict_speedup(plan, table, model_size_costs(recs), n_sim=n_sim)["speedup"]
         pred_wall = None if cost_model is not None else predict_speedup(plan, table, lat, n_sim=n_sim)["speedup"]
     share = {}
@@ -103,7 +128,7 @@ def prediction_limits(records, cost_model, vertical_records=None, n_sim: int = 2
     out = {}
 
     def price(recs, plan):
-        swi = predict_speedup(plan, _table(recs, plan), model_size_costs(recs), n_sim=n_sim)["speedup"]
+        swi = predict_speedup(plan, run_table(recs, plan), model_size_costs(recs), n_sim=n_sim)["speedup"]
         wall = predict_walltime(recs, cost_model, n_sim, plan=plan)["speedup"]
         return {"k": [list(r) for r in plan.k], "walltime": wall, "swi_ms": swi}
 

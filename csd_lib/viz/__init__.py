@@ -3,7 +3,7 @@
 Submodules: ``palette`` (level colours), ``trace`` (trace views, notebooks 00/03),
 ``acceptance`` (acceptance and calls, 01/03), ``mag`` (Max-Gram, 02), ``cascade``
 (coverage and grids, 04), ``ewif`` (theory, 05), ``bench`` (benchmarks, 00/05/06),
-``costs`` (the cost model, 05/06), ``lossless`` (sampling, 07), ``rounds`` (one target round unrolled, 03),
+``costs`` (the cost model, 05/06), ``predict`` (the device forecast, 05), ``lossless`` (sampling, 07), ``rounds`` (one target round unrolled, 03),
 ``notebook`` (setup). Every public name is re-exported here.
 """
 from .acceptance import (acceptance_figure, calls_figure, merged_acceptance, pair_acceptance_figure,
@@ -16,6 +16,7 @@ from .ewif import cor44_figure, ewif_k_figure, lines_figure, table1_figure
 from .lossless import sampling_figure
 from .mag import mag_hits_figure, mag_step_html, match_length_figure
 from .notebook import setup_notebook
+from .predict import forecast_figure
 from .palette import (LEVEL_COLORS, LEVEL_ORDER, LEVEL_UNDERLINE, OKABE_ITO, level_color, level_css, model_color,
                       proposer_color, relative_luminance, text_color)
 from .rounds import round_events, round_figure
@@ -23,7 +24,7 @@ from .trace import (save_trace_html, stats_html, token_origins, token_pieces, tr
                     trace_text)
 
 __all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "LEVEL_UNDERLINE", "OKABE_ITO", "acceptance_figure", "bench_figure", "calls_figure", "cascade_tree", "cascade_tree_figure", "cor44_figure", "cost_figure",
-           "coverage_figure", "coverage_from_events", "ewif_k_figure", "grid_heatmap", "level_color", "level_css",
+           "coverage_figure", "coverage_from_events", "ewif_k_figure", "forecast_figure", "grid_heatmap", "level_color", "level_css",
            "lines_figure", "mag_hits_figure", "mag_step_html", "match_length_figure", "merged_acceptance",
            "model_color", "pair_acceptance_figure", "parity_figure", "planned_coverage",
            "planned_coverage_figure", "prediction_figure", "proposer_color", "relative_luminance", "round_events",

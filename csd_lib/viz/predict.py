@@ -1,0 +1,39 @@
+"""The device forecast (``python -m csd_lib predict``, notebook 05): predicted speedup against draft length."""
+from __future__ import annotations
+
+from ..mag import MATCH
+from .palette import LEVEL_COLORS, OKABE_ITO, level_color
+
+
+def forecast_figure(res: dict, title: str | None = None):
+    """Predicted speedup over AR against draft length k: SD with each drafter, the vertical cascade
+    (largest drafter + MaG), and the best CSD K of the grid as a line; best points starred.
+
+    ``res``: :func:`csd_lib.forecast.forecast`'s result. Colours: the palette's drafter colours
+    (Okabe-Ito), and line styles besides, so the lines read without colour.
+    """
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
+    fig = go.Figure()
+    series = {}
+    for r in res["rows"]:
+        if r["method"] == "sd":
+            series.setdefault((f"SD, {r['drafter']} drafts", r["drafter"], "solid"), []).append(r)
+        elif r["method"] == "vertical":
+            series.setdefault(("vertical: largest drafter + MaG", MATCH, "dash"), []).append(r)
+    for (name, level, dash), rows in series.items():
+        color = level_color(level) if level in LEVEL_COLORS else OKABE_ITO["black"]
+        ks = [r["k"][0][0] for r in rows]
+        fig.add_scatter(x=ks, y=[r["speedup"] for r in rows], mode="lines+markers", name=name,
+                        line=dict(color=color, dash=dash))
+        b = max(rows, key=lambda r: r["speedup"])
+        fig.add_scatter(x=[b["k"][0][0]], y=[b["speedup"]], mode="markers", showlegend=False,
+                        marker=dict(size=13, symbol="star", color=color),
+                        hovertemplate=f"best k={b['k'][0][0]}: %{{y:.2f}}x<extra></extra>")
+    csd = res["best"]["csd"]
+    fig.add_hline(y=csd["speedup"], line=dict(color=OKABE_ITO["vermillion"], dash="dot"),
+                  annotation_text=f"CSD, best K {csd['k']}: {csd['speedup']:.2f}x")
+    fig.add_hline(y=1.0, line=dict(color=OKABE_ITO["black"], dash="dot"), annotation_text="AR")
+    fig.update_layout(title=title or f"Predicted speedup of {res['family']} on {res['device']}",
+                      xaxis_title="k (tokens drafted per target review)", yaxis_title="predicted speedup over AR",
+                      template="plotly_white")
+    return fig

@@ -1,0 +1,130 @@
+"""python -m csd_lib predict: one price everywhere, rates, bad input, real presets on shadows."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from csd_lib.bench import read_cost_file, read_records
+from csd_lib.forecast import forecast, paper_row, paper_table, parse_rates
+from csd_lib.presets import REAL_PRESETS
+from csd_lib.summary import summarize
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results" / "tiny-t5-synth-gsm8k.jsonl"
+COSTS = ROOT / "results" / "costs-tiny-t5-cpu.json"
+LEVELS = ["target", "base", "small", "mag"]
+
+
+def _cli(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "csd_lib", "predict", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=timeout, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+
+
+@pytest.fixture(scope="module")
+def tiny_res():
+    return forecast("tiny-t5", str(RESULTS), costs=str(COSTS), n_sim=4000)
+
+
+def test_measured_acceptance_prices_like_the_bench(tiny_res):
+    """With the run's own acceptance and cost model, the grid's SD at the run's k and CSD at the
+    run's K equal the bench summary's speedup_walltime_predicted."""
+    res = tiny_res
+    s = summarize(read_records(RESULTS), read_cost_file(COSTS))
+    recs = read_records(RESULTS)
+    sd_cfg = next(r["config"] for r in recs if r["method"] == "sd")
+    sd = next(r for r in res["rows"] if r["method"] == "sd" and [r["drafter"]] == sd_cfg["drafters"]
+              and r["k"] == sd_cfg["k"])
+    csd = next(r for r in res["rows"] if r.get("preset"))
+    assert csd["k"] == next(r["config"]["k"] for r in recs if r["method"] == "csd")
+    assert sd["speedup"] == pytest.approx(s["sd"]["speedup_walltime_predicted"], rel=1e-12)
+    assert csd["speedup"] == pytest.approx(s["csd"]["speedup_walltime_predicted"], rel=1e-12)
+    assert res["best"]["sd"]["speedup"] >= sd["speedup"]
+    assert res["best"]["ar"]["speedup"] == 1.0
+
+
+def test_forecast_figure(tiny_res):
+    from csd_lib.viz import OKABE_ITO, forecast_figure
+    fig = forecast_figure(tiny_res)
+    lines = [t for t in fig.data if t.showlegend is not False]
+    assert {t.name for t in lines} == {"SD, base drafts", "SD, small drafts", "vertical: largest drafter + MaG"}
+    assert all(t.line.color in OKABE_ITO.values() for t in lines)
+    sd_base = next(t for t in lines if t.name == "SD, base drafts")
+    assert list(sd_base.x) == list(range(1, 25))
+
+
+def test_rates_one_per_drafter_and_pairs():
+    t = parse_rates("0.8,0.7:0.6,0.3", LEVELS)
+    assert t[("target", "base")] == [0.8] and t[("base", "small")] == [0.7, 0.6] and t[("small", "mag")] == [0.3]
+    t = parse_rates("target<-base=0.9,target<-small=0.5,base<-small=0.6", LEVELS)
+    assert t[("target", "base")] == [0.9] and t[("base", "small")] == [0.6]
+    assert ("target", "mag") in t  # filled for pairs not given
+
+
+@pytest.mark.parametrize("bad", ["0.8,0.7", "0.8,x,0.3", "1.5,0.7,0.3", "small<-base=0.5", "target<-foo=0.5", ""])
+def test_malformed_rates(bad):
+    with pytest.raises(ValueError, match="--acceptance"):
+        parse_rates(bad, LEVELS)
+
+
+def test_paper_profile_follows_fig2():
+    row = paper_row(0.8)
+    cum = __import__("numpy").cumprod(row)
+    assert cum[0] == pytest.approx(0.8) and cum[29] == pytest.approx(0.1)
+    table, notes = paper_table(LEVELS)
+    assert table[("target", "mag")] and any("assumed" in n for n in notes)
+    with pytest.raises(ValueError, match="no published figure"):
+        paper_table(["target", "drafter", "mag"])
+    with pytest.raises(ValueError, match="no published figure"):
+        paper_table(["target", "small", "mag"], t5=False)  # Vicuna
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--family", "nope"], "invalid choice"),
+    (["--family", "tiny-t5", "--acceptance", "0.5,x,0.3"], "--acceptance"),
+    (["--family", "tiny-t5", "--acceptance", "missing.jsonl"], "no such file"),
+    (["--family", "vicuna", "--acceptance", "paper"], "no published figure"),
+    (["--target", "nobody/nothing-here", "--acceptance", "0.7,0.3"], "no config.json at hand"),
+    (["--drafters", "google/flan-t5-small"], "--drafters needs --target"),
+])
+def test_bad_input_one_line_exit_2(args, says, tmp_path):
+    p = _cli(*args, "--out", str(tmp_path / "o.json"), timeout=120)
+    assert p.returncode == 2 and p.stdout == ""
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and says in lines[0]
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_cli_json_is_json_lines_only(tmp_path):
+    p = _cli("--family", "tiny-t5", "--acceptance", str(RESULTS), "--costs", str(COSTS), "--json",
+             "--out", str(tmp_path / "o.json"), timeout=300)
+    assert p.returncode == 0, p.stderr
+    objs = [json.loads(line) for line in p.stdout.splitlines()]
+    assert len(objs) == 1 and objs[0]["best"]["csd"]["speedup"] > 0
+    assert json.loads((tmp_path / "o.json").read_text())["family"] == "tiny-t5"
+
+
+def _real_end_to_end(name):
+    acc = "paper" if name.startswith("flan") else "0.6,0.3"
+    res = forecast(name, acc, device="cpu", max_layers=1, seconds=2.0, n_sim=400)
+    assert {"ar", "sd", "vertical", "csd"} <= set(res["best"])
+    assert all(d["measured_layers"] == 1 and d["cost_scale"] > 1 for d in res["depth"].values())
+    assert any("scaled to the full depth" in n for n in res["notes"])
+    assert res["best"]["ar"]["tokens_per_s"] > 0
+
+
+def test_own_models_from_their_configs():
+    """The fast twin of the real presets' end-to-end run: your own FLAN-T5 pair from its configs."""
+    res = forecast(None, "0.7,0.3", device="cpu", max_layers=1, seconds=1.0, n_sim=400,
+                   target="google/flan-t5-base", drafters=["google/flan-t5-small"])
+    assert res["family"] == "custom-google--flan-t5-base"
+    assert res["depth"]["target"]["id"] == "google/flan-t5-base" and res["depth"]["small"]["layers"] == 8
+    assert next(r for r in res["rows"] if r.get("preset"))["k"] == [[13, 10], [0, 10]]  # default_k(1)
+    assert all(d["measured_layers"] == 1 and d["cost_scale"] > 1 for d in res["depth"].values())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(REAL_PRESETS))
+def test_every_real_preset_end_to_end(name):
+    _real_end_to_end(name)
