@@ -96,6 +96,7 @@ def test_bad_input_one_line_exit_2(args, says, tmp_path):
     assert not (tmp_path / "o.json").exists()
 
 
+@pytest.mark.slow  # a subprocess that measures a cost model (about 13 s); bad inputs are the fast twin
 def test_cli_json_is_json_lines_only(tmp_path):
     p = _cli("--family", "tiny-t5", "--acceptance", str(RESULTS), "--costs", str(COSTS), "--json",
              "--out", str(tmp_path / "o.json"), timeout=300)
@@ -114,8 +115,9 @@ def _real_end_to_end(name):
     assert res["best"]["ar"]["tokens_per_s"] > 0
 
 
+@pytest.mark.slow  # builds FLAN-T5 base/small from their configs (about 20 s)
 def test_own_models_from_their_configs():
-    """The fast twin of the real presets' end-to-end run: your own FLAN-T5 pair from its configs."""
+    """Your own FLAN-T5 pair from its configs (the tiny family's pricing test is the fast twin)."""
     res = forecast(None, "0.7,0.3", device="cpu", max_layers=1, seconds=1.0, n_sim=400,
                    target="google/flan-t5-base", drafters=["google/flan-t5-small"])
     assert res["family"] == "custom-google--flan-t5-base"

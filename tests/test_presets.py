@@ -43,6 +43,7 @@ def run(preset, env_extra, tmp_path):
                           timeout=300)
 
 
+@pytest.mark.slow  # a subprocess per preset (about 12 s each); the fast tier checks loading in test_load_checks
 @pytest.mark.parametrize("preset", ["flan-t5", "vicuna"])
 def test_real_preset_loads_from_offline_cache(preset, tmp_path):
     fake_cache(tmp_path / "hf", preset)
