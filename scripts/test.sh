@@ -8,6 +8,8 @@
 #                                 shadows end to end, the wheel, ...), a second nbval pass on tiny-llama
 #                                 with another prompt set (CSD_SEED=1), and the browser check.
 # Every notebook cell has a time limit, so a stalled cell fails instead of hanging.
+# Tests and notebooks are spread over CSD_TEST_WORKERS processes (pytest-xdist; default 2, this
+# machine's cores; each test runs torch on one thread). A notebook stays whole in one worker.
 FULL=0
 for arg in "$@"; do
   case "$arg" in
@@ -17,13 +19,14 @@ for arg in "$@"; do
 done
 source "$(dirname "$0")/env.sh"
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TRANSFORMERS_OFFLINE="${TRANSFORMERS_OFFLINE:-1}"  # tests never need the hub
-NBVAL=(--nbval-lax --nbval-cell-timeout=240 -p no:cacheprovider)
+WORKERS=(-n "${CSD_TEST_WORKERS:-2}")
+NBVAL=("${WORKERS[@]}" --dist loadfile --nbval-lax --nbval-cell-timeout=240 -p no:cacheprovider)
 set -x
 python scripts/check_notebooks.py
 if [ "$FULL" = 1 ]; then
-  python -m pytest tests --durations=15
+  python -m pytest "${WORKERS[@]}" tests --durations=15
 else
-  python -m pytest tests -m "not slow" --durations=10
+  python -m pytest "${WORKERS[@]}" tests -m "not slow" --durations=10
 fi
 python -m pytest "${NBVAL[@]}" notebooks/
 if [ "$FULL" = 1 ]; then
