@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1] / "csd_lib"
 # Floors, bottom first. An import may go to its own floor or a lower one, never up.
 FLOORS = {
     # 0: settings, logging, files, the task data
-    "csd_lib.config": 0, "csd_lib.logs": 0, "csd_lib.fileio": 0, "csd_lib.tasks": 0,
+    "csd_lib.config": 0, "csd_lib.logs": 0, "csd_lib.fileio": 0, "csd_lib.tasks": 0, "csd_lib.exercises": 0,
     # 1: theory, the cost model, the plan, what a generation returns
     "csd_lib.plan": 1, "csd_lib.inputs": 1, "csd_lib.costmodel": 1, "csd_lib.ewif": 1, "csd_lib.trace": 1,
     # 2: the engine
