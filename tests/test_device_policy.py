@@ -251,16 +251,11 @@ def test_accelerate_path_with_a_tiny_memory_budget(arch, tmp_path):
     assert torch.allclose(lm.logits(a + [8, 9], 2), ref.logits(b + [8, 9], 2), atol=1e-5)
 
 
-def test_family_too_large_for_the_gpu_names_a_preset_that_fits(tmp_path, monkeypatch):
+def test_family_too_large_for_the_gpu_names_a_preset_that_fits(saved_checkpoints, monkeypatch):
     """FLAN-T5-XXL-sized weights on a T4: stop before loading and say to use flan-t5-colab."""
     from csd_lib import families
-    from csd_lib.families import load_family, toy_tokenizer
-    paths = []
-    for i, size in enumerate(["target", "base", "small"]):
-        d = tmp_path / size
-        random_model("t5", 48, size, i, torch.float32).save_pretrained(d)
-        toy_tokenizer(48, True).save_pretrained(d)
-        paths.append(str(d))
+    from csd_lib.families import load_family
+    paths = saved_checkpoints("t5", ["target", "base", "small"])
     published = {32: XXL, 16: BASE, 8: SMALL}                  # by the tiny models' widths
     monkeypatch.setattr(config, "describe_device", lambda device=None: T4)
     real_count = families.count_params
@@ -274,20 +269,12 @@ def test_family_too_large_for_the_gpu_names_a_preset_that_fits(tmp_path, monkeyp
 
 
 @pytest.mark.parametrize("gpu,spread", [(BUSY_V100, True), (T4, False)])
-def test_family_spread_by_accelerate_when_free_memory_is_short(tmp_path, monkeypatch, gpu, spread):
+def test_family_spread_by_accelerate_when_free_memory_is_short(saved_checkpoints, monkeypatch, gpu, spread):
     """7B-sized target on a V100 with 12 GiB free: the target gets device_map='auto', drafters do not.
     On a T4 (14.6 GiB free) the same family fits whole: nothing is offloaded."""
     from csd_lib import families
-    from csd_lib.families import load_family, toy_tokenizer
-    monkeypatch.setattr(config, "HF_OFFLINE", True)
-    monkeypatch.setattr(config, "DATA_DIR", None)
-    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "cache"))
-    paths = []
-    for i, size in enumerate(["target", "small"]):
-        d = tmp_path / size
-        random_model("llama", 48, size, i, torch.float32).save_pretrained(d)
-        toy_tokenizer(48, False).save_pretrained(d)
-        paths.append(str(d))
+    from csd_lib.families import load_family
+    paths = saved_checkpoints("llama", ["target", "small"])
     monkeypatch.setattr(config, "describe_device", lambda device=None: gpu)
     # sized as Vicuna-7B and Vicuna-68M (by the tiny models' widths), with the KV caches of their published configs
     monkeypatch.setattr(families, "count_params",

@@ -87,20 +87,12 @@ def test_target_that_is_no_folder(no_loading, capsys, bad):
     assert out == "" and "no such folder" in err and "repo" not in err.lower()
 
 
-def test_pad_may_differ_between_tokenizers(tmp_path, monkeypatch):
+def test_pad_may_differ_between_tokenizers(saved_checkpoints):
     """Pad plays no part in single-prompt decoding: a drafter tokenizer without one is accepted."""
-    monkeypatch.setattr(config, "HF_OFFLINE", True)
-    monkeypatch.setattr(config, "DATA_DIR", None)
-    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "cache"))
-    paths = []
-    for i, size in enumerate(["target", "small"]):
-        d = tmp_path / size
-        random_model("llama", 48, size, i, torch.float32).save_pretrained(d)
-        tok = toy_tokenizer(48, False)
+    def drop_pad(size, tok):
         if size == "small":
             tok.pad_token = None
-        tok.save_pretrained(d)
-        paths.append(str(d))
+    paths = saved_checkpoints("llama", ["target", "small"], drop_pad)
     from transformers import AutoTokenizer
     assert AutoTokenizer.from_pretrained(paths[1]).pad_token_id is None
     fam = load_family(target=paths[0], drafters=paths[1:])
