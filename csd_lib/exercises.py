@@ -45,7 +45,7 @@ def check(answer, expected, *, rel: float = 0.05, abs_tol: float = 0.0, what: st
     if rel < 0 or abs_tol < 0:
         raise ValueError(f"tolerances must be >= 0, got rel={rel}, abs_tol={abs_tol}")
     if answer is None:
-        return Verdict(None, f"{what}: not answered yet; set it in the cell above and run this cell again")
+        return Verdict(None, f"{what}: not answered yet; set it in this cell and run it again")
     seq = isinstance(expected, (list, tuple))
     if seq:
         if not isinstance(answer, (list, tuple)) or len(answer) != len(expected):
