@@ -1,7 +1,8 @@
 """Fail if a notebook is committed with outputs or breaks the workbook's notebook rules.
 
 Rules: no outputs or execution counts; learning goals near the top ("What you will learn"); a
-"## Summary" and a "## Exercises" section in the last cell; the family comes from CSD_FAMILY
+"## Summary" and a "## Exercises" section in the last markdown cell, followed by nothing or by
+"check your answer" code cells (``check(...)`` from csd_lib.exercises); the family comes from CSD_FAMILY
 (``config.FAMILY``); citations of the reference page use its repo path (docs/REFERENCE.md); and
 every notebook has its exercise solutions in solutions/<same name>.py.
 """
@@ -21,8 +22,11 @@ for path in paths:
         problems.append(f"{path}: has outputs (clear them: jupyter nbconvert --clear-output --inplace)")
     if not any("What you will learn" in t for t in text[:2]):
         problems.append(f"{path}: no learning goals ('What you will learn') in the first two cells")
-    if not cells or "## Summary" not in text[-1] or "## Exercises" not in text[-1]:
-        problems.append(f"{path}: the last cell must hold '## Summary' and '## Exercises'")
+    last_md = max((i for i, c in enumerate(cells) if c.get("cell_type") == "markdown"), default=None)
+    if last_md is None or "## Summary" not in text[last_md] or "## Exercises" not in text[last_md]:
+        problems.append(f"{path}: the last markdown cell must hold '## Summary' and '## Exercises'")
+    elif any("check(" not in t for t in text[last_md + 1:]):
+        problems.append(f"{path}: only 'check your answer' cells (calling check(...)) may follow the exercises")
     if not any("FAMILY = config.FAMILY" in t for t in text):
         problems.append(f"{path}: take the family from CSD_FAMILY ('FAMILY = config.FAMILY')")
     if any(re.search(r"(?<!docs/)REFERENCE\.md", t) for t in text):

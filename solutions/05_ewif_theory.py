@@ -2,6 +2,7 @@
 import numpy as np
 
 from csd_lib import config, ewif, generate, load_family, load_task
+from csd_lib.exercises import check
 from csd_lib.tune import acceptance_table
 
 # 1. Smallest alpha for which SD beats AR at c = 0.3. For k = 1, EWIF = (1 + alpha) / (1 + c) > 1
@@ -11,6 +12,9 @@ alphas = np.round(np.arange(0.01, 1.0, 0.01), 2)
 first = next(a for a in alphas if ewif.best_k_sd(a, 0.3)[1] > 1)
 print(f"ex1 smallest alpha on a 0.01 grid with EWIF > 1 at c = 0.3: {first} (k = 1 condition: alpha > 0.3)")
 assert abs(first - 0.3) <= 0.011
+verdict = check(0.3, first, abs_tol=0.011, what="exercise 1")  # the notebook's check cell, answered with alpha = c
+print("ex1", verdict)
+assert verdict.ok
 
 # 2. A bottom model that costs c_d2 = 0.05: the cascade pays n k c_d2 more per step, so it only beats
 #    SD for small n.

@@ -2,6 +2,7 @@
 import torch
 
 from csd_lib import config, load_family, load_task, random_family
+from csd_lib.exercises import check
 from csd_lib.lossless import exact_joint, greedy_identity, noise_tv, sample_joint, tv
 from csd_lib.review import effective_q
 
@@ -36,6 +37,12 @@ for lam in (2.0, 1 / 0.3, 5.0):
     qe = effective_q(p[:1], q, torch.tensor([0]), lam)[0]
     print(f"ex3 l={lam:.2f}: P(emit x) = {qe[0]:.3f}, min(1, l p(x)) = {min(1.0, lam * 0.3):.3f}")
     assert abs(qe[0] - min(1.0, lam * 0.3)) < 1e-9
+# The notebook's check cell: section 2's p, q one-hot on token 1 (p = 0.3), l = 2: emitted with min(1, 2 * 0.3).
+p2 = torch.tensor([[0.5, 0.3, 0.15, 0.05], [0.25, 0.25, 0.25, 0.25]], dtype=torch.float64)
+expected = float(effective_q(p2[:1], torch.tensor([[0.0, 1.0, 0.0, 0.0]], dtype=torch.float64), torch.tensor([1]), 2.0)[0, 1])
+verdict = check(min(1.0, 2.0 * 0.3), expected, rel=0.01, what="exercise 3")
+print("ex3", verdict)
+assert verdict.ok
 
 # 4. A zero on the diagonal of K: that level gets no budget of its own, so it is skipped for that
 #    reviewer and the next drafter starts the block; the output is still AR's.

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The slow claims sweep: every notebook under nbval (its asserted and computed claims) once per
+# (family, prompt set), so that a sentence holding by accident on one prompt set fails somewhere.
+#   bash scripts/claims_sweep.sh                 both embedded families x CSD_SEED 1..5 (10 nbval passes)
+#   bash scripts/claims_sweep.sh --families tiny-t5 --seeds 2 --notebooks 00,02
+#   bash scripts/claims_sweep.sh --skip tiny-t5:2,tiny-llama:1,tiny-llama:3   (sets the full tier ran)
+#   --dry-run prints the plan and runs nothing.
+# A failing set does not stop the sweep: one summary line per (family, seed) says PASS, FAIL or
+# SKIP with its seconds, and the exit status is 1 when any set failed. Bad arguments: one line
+# `error: ...` on stderr, exit 2, before anything is set up. Every cell has a 240 s limit, as in
+# scripts/test.sh; CSD_TEST_WORKERS processes (default 2) share the notebooks, one notebook per worker.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+die() { echo "error: $*" >&2; exit 2; }
+SEEDS=1,2,3,4,5 FAMILIES=tiny-t5,tiny-llama SKIP="" ONLY="" DRY=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seeds|--families|--skip|--notebooks)
+      [ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a comma-separated value"
+      case "$1" in --seeds) SEEDS=$2 ;; --families) FAMILIES=$2 ;; --skip) SKIP=$2 ;; --notebooks) ONLY=$2 ;; esac
+      shift 2 ;;
+    --dry-run) DRY=1; shift ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown argument '$1' (use --seeds, --families, --skip, --notebooks, --dry-run)" ;;
+  esac
+done
+IFS=, read -ra SEED_LIST <<< "$SEEDS"
+IFS=, read -ra FAMILY_LIST <<< "$FAMILIES"
+IFS=, read -ra SKIP_LIST <<< "$SKIP"
+IFS=, read -ra ONLY_LIST <<< "$ONLY"
+is_seed() { [[ "$1" =~ ^[0-9]+$ ]]; }
+is_family() { [[ "$1" =~ ^[a-z0-9.-]+$ ]] && [ -f "data/models/$1.json" ]; }  # the embedded families
+for s in "${SEED_LIST[@]}"; do is_seed "$s" || die "--seeds: '$s' is not a non-negative integer"; done
+for f in "${FAMILY_LIST[@]}"; do
+  is_family "$f" || die "--families: '$f' is not an embedded family (one with data/models/<name>.json)"
+done
+for s in "${SKIP_LIST[@]}"; do
+  [[ "$s" == *:* ]] && is_family "${s%%:*}" && is_seed "${s#*:}" || die "--skip: '$s' is not FAMILY:SEED"
+done
+NOTEBOOKS=()
+if [ ${#ONLY_LIST[@]} -eq 0 ]; then
+  NOTEBOOKS=(notebooks/*.ipynb)
+else
+  for n in "${ONLY_LIST[@]}"; do
+    match=(notebooks/"$n"*.ipynb)
+    [ ${#match[@]} -eq 1 ] && [ -f "${match[0]}" ] || die "--notebooks: '$n' names no single notebook in notebooks/"
+    NOTEBOOKS+=("${match[0]}")
+  done
+fi
+skipped() { local s; for s in "${SKIP_LIST[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+
+if [ "$DRY" = 1 ]; then
+  for f in "${FAMILY_LIST[@]}"; do for s in "${SEED_LIST[@]}"; do
+    if skipped "$f:$s"; then echo "skip $f seed=$s"; else echo "run  $f seed=$s: ${NOTEBOOKS[*]}"; fi
+  done; done
+  exit 0
+fi
+
+source scripts/env.sh
+set +e  # a failing set is reported, and the sweep goes on
+export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TRANSFORMERS_OFFLINE="${TRANSFORMERS_OFFLINE:-1}"
+NBVAL=(-n "${CSD_TEST_WORKERS:-2}" --dist loadfile --nbval-lax --nbval-cell-timeout=240 -p no:cacheprovider)
+SUMMARY=() FAILED=0
+for f in "${FAMILY_LIST[@]}"; do
+  for s in "${SEED_LIST[@]}"; do
+    if skipped "$f:$s"; then
+      SUMMARY+=("claims sweep $f seed=$s: SKIP"); echo "${SUMMARY[-1]}"; continue
+    fi
+    start=$SECONDS
+    echo "claims sweep $f seed=$s: ${#NOTEBOOKS[@]} notebooks"
+    CSD_FAMILY="$f" CSD_SEED="$s" python -m pytest "${NBVAL[@]}" "${NOTEBOOKS[@]}"
+    rc=$?
+    verdict=PASS
+    if [ "$rc" -ne 0 ]; then verdict="FAIL (pytest exit $rc)"; FAILED=1; fi
+    SUMMARY+=("claims sweep $f seed=$s: $verdict in $((SECONDS - start)) s"); echo "${SUMMARY[-1]}"
+  done
+done
+printf '%s\n' "${SUMMARY[@]}"
+exit "$FAILED"
