@@ -164,3 +164,17 @@ def test_cli_mag_lenience_and_clock_reach_the_run(tmp_path, monkeypatch):
     assert cli.main(["bench", "--family", "tiny-t5", "--n", "1", "--methods", "csd", "--costs", "none",
                      "--out", str(tmp_path / "r.jsonl")]) == 0
     assert seen["mag_lenience"] is None and seen["clock"] == "wall"
+
+
+def test_benchmarks_md_names_each_runs_clock_and_load():
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location("make_benchmarks_md",
+                                                  Path(__file__).parents[1] / "scripts" / "make_benchmarks_md.py")
+    md = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(md)
+    old = [{"example": i, "method": "ar", "load1": x} for i, x in enumerate([2.0, 1.0, 3.0])]  # no clock: wall
+    assert md.conditions(old) == ("wall time (`--clock wall`); 1-minute load average on 2 cores at start 2.0, at end "
+                                  "3.0, median 2.0, range 1.0–3.0")
+    assert md.conditions([{**r, "clock": "cpu", "load1": None} for r in old]) == \
+        "process CPU time (`--clock cpu`); load not recorded"
