@@ -211,8 +211,14 @@ def _bench(args) -> None:
     methods = args.methods.split(",")
     if args.lenience is not None:
         check_lenience(args.lenience)
+    if args.clock == "cpu" and args.threads != 1:
+        raise ValueError("--clock cpu needs --threads 1 (process CPU time adds up the work of every torch thread); "
+                         "pass --threads 1, or use --clock wall")
+    if args.clock == "cpu" and args.device is not None and torch.device(args.device).type != "cpu":
+        raise ValueError(f"--clock cpu times work on the CPU only, not on --device {args.device}; use --clock wall")
+    mag_lenience = None if args.mag_lenience is None else args.mag_lenience == "lenient"
     for flag, value, needs in (("--k", args.k, "csd"), ("--lenience", args.lenience, "csd"),
-                               ("--sd-k", args.sd_k, "sd")):
+                               ("--mag-lenience", args.mag_lenience, "csd"), ("--sd-k", args.sd_k, "sd")):
         if value is not None and needs not in methods:
             raise ValueError(f"{flag} is for {needs}, which --methods {args.methods} does not run; add {needs} to "
                              f"--methods or drop {flag}")
@@ -236,7 +242,7 @@ def _bench(args) -> None:
         print(f"note: family '{fam.name}' has one drafter; skipping 'staged'", file=sys.stderr)
         methods.remove("staged")
     settings = dict(max_new_tokens=args.max_new_tokens, k=args.k, lenience=args.lenience, sd_k=args.sd_k,
-                    split=args.split)
+                    split=args.split, mag_lenience=mag_lenience, clock=args.clock)
     problem = resume_problem(records, fam, examples, ["ar", *methods], **settings)
     if problem and not args.new_out:
         raise ValueError(f"{out} holds another run's results ({problem}); run with its settings to resume it, "
@@ -374,16 +380,22 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help=f"comma-separated, from {', '.join(BENCH_METHODS)}; ar always runs as the reference")
     b.add_argument("--k", default=None, help="K matrix for csd as JSON, or @FILE.json (default: the family's)")
     b.add_argument("--lenience", type=finite_float, default=None, help="lenience for csd (default: the family's)")
+    b.add_argument("--mag-lenience", choices=("paper", "lenient"), default=None,
+                   help="csd only: 'paper' reviews MaG's tokens strictly (the paper's rule, the default), "
+                        "'lenient' applies the lenience to them too")
     b.add_argument("--sd-k", type=positive_int, default=None, help="draft length of sd (default: the family's)")
     b.add_argument("--max-new-tokens", type=positive_int, default=128, help="tokens to generate per example")
     b.add_argument("--out", required=True,
                    help="results JSONL; resumed if it exists and holds the same run (family, task, split, "
-                        "--max-new-tokens, each method's settings), refused if not")
+                        "--max-new-tokens, --clock, each method's settings), refused if not")
     b.add_argument("--new-out", action="store_true",
                    help="when --out holds another run, write OUT-2.jsonl (the first free name) instead")
     b.add_argument("--summary-json", default=None, help="write the summary as JSON")
     b.add_argument("--plot", default=None, help="write a bar chart as standalone HTML")
     b.add_argument("--threads", type=positive_int, default=None, help="torch threads (default: torch's choice)")
+    b.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="what every time is read from: 'wall' time, or 'cpu': this process's CPU time, which "
+                        "other jobs' preemption cannot inflate (needs --threads 1 on a CPU)")
     b.add_argument("--repeats", type=positive_int, default=1,
                    help="rounds per example; the summary keeps each method's fastest time")
     b.add_argument("--costs", default=None, metavar="FILE|none",

@@ -9,10 +9,10 @@ the generation's :class:`csd_lib.plan.Plan` under ``plan`` (:class:`csd_lib.reco
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
-import time
 from pathlib import Path
 
 import torch
@@ -23,7 +23,8 @@ from .cascade import encode_prompt, generate
 from .costmodel import CostModel
 from .costs import device_name, environment, load_costs, measure_costs
 from .fileio import write_atomic
-from .plan import Plan, check_lenience, check_max_new_tokens, make_plan
+from .models import CLOCKS
+from .plan import Plan, check_lenience, check_mag_lenience, check_max_new_tokens, make_plan
 from .records import ALL_METHODS, HF_METHODS
 
 SETTINGS = ("k", "lenience", "mag_lenience", "drafters")  # what a method runs with, compared when a results file is resumed
@@ -47,10 +48,11 @@ def hf_generate(family, prompt_ids: list[int], method: str, max_new_tokens: int)
         kw["prompt_lookup_num_tokens"] = 10
     else:
         raise ValueError(f"unknown HF method {method!r}")
-    t0 = time.perf_counter()
+    clock = target.meter.clock  # the clock the engine's methods are timed with (see use_clock)
+    t0 = clock()
     with torch.inference_mode():
         out = target.model.generate(ids, **kw)[0].tolist()
-    wall = time.perf_counter() - t0
+    wall = clock() - t0
     new = out[1:] if target.is_encoder_decoder else out[len(prompt_ids):]
     eos = target.eos_token_id
     if eos in new:
@@ -58,11 +60,14 @@ def hf_generate(family, prompt_ids: list[int], method: str, max_new_tokens: int)
     return {"token_ids": new, "stats": {"n_tokens": len(new), "wall_time": wall}}
 
 
-def run_one(family, prompt: str, method: str, max_new_tokens: int, k=None, lenience=None, sd_k=None) -> dict:
-    """One (example, method) record: token ids and stats (``k``: csd's K, ``sd_k``: sd's draft length)."""
+def run_one(family, prompt: str, method: str, max_new_tokens: int, k=None, lenience=None, sd_k=None,
+            mag_lenience=None) -> dict:
+    """One (example, method) record: token ids and stats (``k``, ``lenience``, ``mag_lenience``: csd's,
+    ``sd_k``: sd's draft length)."""
     if method in HF_METHODS:
         return hf_generate(family, encode_prompt(family, prompt), method, max_new_tokens)
-    g = generate(family, prompt, method, *_method_args(method, k, lenience, sd_k), max_new_tokens=max_new_tokens)
+    g = generate(family, prompt, method, **_method_args(method, k, lenience, sd_k, mag_lenience),
+                 max_new_tokens=max_new_tokens)
     n_prompt = len(encode_prompt(family, prompt))
     # cache length at the first decoding step: T5's decoder starts empty, Llama's holds the prompt
     return {"token_ids": g.token_ids, "stats": g.stats.to_dict(), "plan": g.plan.to_dict(),
@@ -70,9 +75,12 @@ def run_one(family, prompt: str, method: str, max_new_tokens: int, k=None, lenie
             "cache_start": 1 if family.target.is_encoder_decoder else n_prompt}
 
 
-def _method_args(method: str, k, lenience, sd_k) -> tuple:
-    """(k, lenience) that ``method`` gets from a bench's settings: csd takes K and lenience, sd its draft length."""
-    return (k if method == "csd" else sd_k if method == "sd" else None), (lenience if method == "csd" else None)
+def _method_args(method: str, k, lenience, sd_k, mag_lenience=None) -> dict:
+    """The k, lenience and mag_lenience that ``method`` gets from a bench's settings: csd takes K, lenience
+    and mag_lenience, sd its draft length."""
+    csd = method == "csd"
+    return {"k": k if csd else sd_k if method == "sd" else None, "lenience": lenience if csd else None,
+            "mag_lenience": mag_lenience if csd else None}
 
 
 def _settings(plan: Plan) -> dict:
@@ -80,12 +88,12 @@ def _settings(plan: Plan) -> dict:
             "drafters": list(plan.drafters)}
 
 
-def method_settings(family, method: str, k=None, lenience=None, sd_k=None) -> dict | None:
-    """What ``method`` runs with in this bench ({'k', 'lenience', 'drafters'} of its plan); None for the
-    HF baselines. A bad K or lenience is a ValueError here, before any run."""
+def method_settings(family, method: str, k=None, lenience=None, sd_k=None, mag_lenience=None) -> dict | None:
+    """What ``method`` runs with in this bench ({'k', 'lenience', 'mag_lenience', 'drafters'} of its plan);
+    None for the HF baselines. A bad K or lenience is a ValueError here, before any run."""
     if method in HF_METHODS:
         return None
-    return _settings(make_plan(family, method, *_method_args(method, k, lenience, sd_k)))
+    return _settings(make_plan(family, method, **_method_args(method, k, lenience, sd_k, mag_lenience)))
 
 
 def record_settings(rec: dict) -> dict | None:
@@ -95,20 +103,22 @@ def record_settings(rec: dict) -> dict | None:
 
 
 def resume_problem(records: list[dict], family, examples, methods, max_new_tokens: int, k=None, lenience=None,
-                   sd_k=None, split: str = "test", seed: int = 0) -> str | None:
+                   sd_k=None, split: str = "test", seed: int = 0, mag_lenience=None,
+                   clock: str = "wall") -> str | None:
     """The first way a results file's records differ from the run asked for (``line N: ...``), or None.
 
     Compared: family, task, split (a missing one is 'test'), seed (missing: 0), max_new_tokens, the
-    example's source, and each method's settings (:func:`method_settings`). Error lines are not
-    compared: they are run again.
+    clock (missing: 'wall'; times read from two clocks do not compare), the example's source, and each
+    method's settings (:func:`method_settings`). Error lines are not compared: they are run again.
     """
-    want = {m: method_settings(family, m, k, lenience, sd_k) for m in dict.fromkeys(methods)}
+    want = {m: method_settings(family, m, k, lenience, sd_k, mag_lenience) for m in dict.fromkeys(methods)}
     for i, r in enumerate(records, 1):
         if "error" in r:
             continue
         ex = examples[r["example"]] if r["example"] < len(examples) else None
         pairs = [("family", r.get("family"), family.name), ("split", r.get("split", "test"), split),
-                 ("seed", r.get("seed", 0), seed), ("max_new_tokens", r.get("max_new_tokens"), max_new_tokens)]
+                 ("seed", r.get("seed", 0), seed), ("max_new_tokens", r.get("max_new_tokens"), max_new_tokens),
+                 ("clock", r.get("clock", "wall"), clock)]
         if ex is not None:
             pairs += [("task", r.get("task"), ex.task),
                       (f"example {r['example']}'s source", r.get("source"), ex.source)]
@@ -176,9 +186,37 @@ def _key(r: dict) -> tuple[int, str, int]:
     return r["example"], r["method"], r.get("rep", 0)
 
 
+def check_clock(clock: str, device=None) -> str:
+    """``clock`` if a bench can time with it here: 'wall', or 'cpu' (this process's CPU time) with one torch
+    thread on a CPU device; else a ValueError. CPU time sums every thread's work and misses a GPU's."""
+    if clock not in CLOCKS:
+        raise ValueError(f"unknown clock {clock!r}; use {' or '.join(CLOCKS)}")
+    if clock == "cpu" and torch.get_num_threads() != 1:
+        raise ValueError(f"clock 'cpu' needs one torch thread (CPU time adds up the work of all "
+                         f"{torch.get_num_threads()}); pass --threads 1 (torch.set_num_threads(1)) or use clock 'wall'")
+    if clock == "cpu" and device is not None and torch.device(device).type != "cpu":
+        raise ValueError(f"clock 'cpu' times work on the CPU only; the models are on {device}: use clock 'wall'")
+    return clock
+
+
+@contextlib.contextmanager
+def use_clock(family, clock: str):
+    """Time every model of ``family`` (forwards and whole generations) with ``clock`` ('wall' or 'cpu') inside."""
+    lms = family.models
+    before = [lm.meter.clock for lm in lms]
+    for lm in lms:
+        lm.meter.clock = CLOCKS[clock]
+    try:
+        yield
+    finally:
+        for lm, c in zip(lms, before):
+            lm.meter.clock = c
+
+
 def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k=None, lenience=None,
               warmup: int = 1, progress: bool = True, stop_after: int | None = None,
-              repeats: int = 1, sd_k=None, split: str = "test", seed: int = 0) -> list[dict]:
+              repeats: int = 1, sd_k=None, split: str = "test", seed: int = 0, mag_lenience=None,
+              clock: str = "wall") -> list[dict]:
     """Run every method on every example in interleaved rounds, one JSON line per (example, method, rep).
 
     Round ``(i, rep)`` runs every method on example ``i`` back to back (the order rotates
@@ -187,7 +225,9 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     run (see :func:`resume_problem`) is a ValueError naming the difference. A method that raises
     on an example is written as an error line (``error``: the message) and the run goes on; error
     lines are run again on resume (dropped from the file first, atomically). Each line records
-    ``split`` and ``seed`` (which examples: pass those ``examples`` came from).
+    ``split`` and ``seed`` (which examples: pass those ``examples`` came from), the ``clock`` its times
+    were read from (:func:`check_clock`: 'wall', or 'cpu' with one torch thread) and the load average.
+    ``mag_lenience`` (csd only) is passed to csd's plan.
     ``stop_after`` ends the run after that many new lines (used to test resumption).
     """
     bad = [m for m in methods if m not in ALL_METHODS]
@@ -198,11 +238,15 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     check_max_new_tokens(max_new_tokens)  # bad settings fail here, not as an error line per example
     if lenience is not None:
         check_lenience(lenience)
+    if mag_lenience is not None:
+        check_mag_lenience(mag_lenience)
+    check_clock(clock, family.target.device)
     if "ar" not in methods:
         methods = ["ar", *methods]  # the reference for identity and speedups
     out = Path(out)
     records = read_records(out)
-    problem = resume_problem(records, family, examples, methods, max_new_tokens, k, lenience, sd_k, split, seed)
+    problem = resume_problem(records, family, examples, methods, max_new_tokens, k, lenience, sd_k, split, seed,
+                             mag_lenience, clock)
     if problem:
         raise ValueError(f"{out} holds another run's results ({problem}); resume it with the same settings, "
                          f"or write to a new file")
@@ -216,23 +260,24 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     if done:
         log.info(f"bench: {len(done)} results kept from {out}; {len(todo)} to run")
     env = environment()
-    warm = [m for _ in range(warmup) for m in methods]  # first calls of a new shape are slow: never time them
-    for m in tqdm(warm, desc=f"warm-up {family.name}", disable=not progress or not warm, leave=False):
-        try:
-            run_one(family, examples[0].prompt, m, min(32, max_new_tokens), k, lenience, sd_k)
-        except Exception:  # noqa: BLE001 - the timed run records this method's error
-            pass
+    settings = dict(k=k, lenience=lenience, sd_k=sd_k, mag_lenience=mag_lenience)
     out.parent.mkdir(parents=True, exist_ok=True)
-    written = 0
-    with open(out, "a", encoding="utf-8") as f:
+    with use_clock(family, clock), open(out, "a", encoding="utf-8") as f:
+        warm = [m for _ in range(warmup) for m in methods]  # first calls of a new shape are slow: never time them
+        for m in tqdm(warm, desc=f"warm-up {family.name}", disable=not progress or not warm, leave=False):
+            try:
+                run_one(family, examples[0].prompt, m, min(32, max_new_tokens), **settings)
+            except Exception:  # noqa: BLE001 - the timed run records this method's error
+                pass
+        written = 0
         for i, m, rep in tqdm(todo, desc=f"bench {family.name}", disable=not progress):
             ex = examples[i]
             try:
-                rec = run_one(family, ex.prompt, m, max_new_tokens, k, lenience, sd_k)
+                rec = run_one(family, ex.prompt, m, max_new_tokens, **settings)
             except Exception as e:  # noqa: BLE001 - one failing example must not end a long run
                 rec = {"error": f"{type(e).__name__}: {e}"}
             rec.update(example=i, method=m, rep=rep, family=family.name, task=ex.task, split=split, seed=seed,
-                       source=ex.source, max_new_tokens=max_new_tokens, env=env, load1=_load1())
+                       source=ex.source, max_new_tokens=max_new_tokens, env=env, clock=clock, load1=_load1())
             f.write(json.dumps(rec) + "\n")
             f.flush()
             os.fsync(f.fileno())

@@ -15,6 +15,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import torch
 from huggingface_hub import try_to_load_from_cache
@@ -25,12 +26,18 @@ from .archs import build_on_meta, published_config, stored_ids
 
 log = logging.getLogger(__name__)
 
+# What a generation's times are read from: wall time, or this process's CPU time (all its threads;
+# with one torch thread on a CPU, time that other jobs preempt is not counted).
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
 @dataclass
 class Meter:
-    """Forward calls and wall time of one model during one generation."""
+    """Forward calls and their time (read from ``clock``) of one model during one generation."""
     calls: int = 0
     time: float = 0.0
     tokens_fed: int = 0
+    clock: Callable[[], float] = CLOCKS["wall"]  # a setting: reset() keeps it
 
     def reset(self) -> None:
         """Zero the counts: a new generation starts."""
@@ -88,10 +95,10 @@ class LM:
         if self.is_encoder_decoder:
             self._cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
             ids = torch.tensor([prompt_ids], device=self.device)  # (1, S)
-            t0 = time.perf_counter()
+            t0 = self.meter.clock()
             with torch.inference_mode():
                 self._enc = self.model.get_encoder()(input_ids=ids)
-            self.meter.time += time.perf_counter() - t0
+            self.meter.time += self.meter.clock() - t0
             return [self.decoder_start]
         self._cache = DynamicCache(config=self.model.config)
         return list(prompt_ids)
@@ -119,7 +126,7 @@ class LM:
             self._cache.crop(keep - cur)  # negative: remove the last (cur - keep) tokens
         new = seq[keep:]
         ids = torch.tensor([new], device=self.device)  # (1, T)
-        t0 = time.perf_counter()
+        t0 = self.meter.clock()
         with torch.inference_mode():
             if self.is_encoder_decoder:
                 out = self.model(encoder_outputs=self._enc, decoder_input_ids=ids,
@@ -131,7 +138,7 @@ class LM:
         logits = out.logits[0, -(m + 1):].float()  # (m+1, V), left on the device for the review
         if logits.device.type == "cuda":  # the meter times the forward itself, not its launch
             torch.cuda.synchronize(logits.device)
-        self.meter.time += time.perf_counter() - t0
+        self.meter.time += self.meter.clock() - t0
         self.meter.calls += 1
         self.meter.tokens_fed += len(new)
         self._cached = list(seq)

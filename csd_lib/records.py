@@ -34,7 +34,8 @@ class BenchRecord:
     prompt_tokens: int | None = None
     cache_start: int | None = None                    # cache length at the first decoding step
     env: dict = field(default_factory=dict)
-    load1: float | None = None
+    clock: str = "wall"                               # stats' times read from 'wall' or 'cpu' (process CPU) time; old: wall
+    load1: float | None = None                        # the machine's 1-minute load average when the line was written
     error: str | None = None
     extra: dict = field(default_factory=dict)         # keys this version does not know, kept as read
 

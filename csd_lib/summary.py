@@ -3,6 +3,8 @@
 Computed from the raw lines only (:class:`csd_lib.records.BenchRecord`), each method's
 fastest repeat per example. The aggregate speedup is total AR time over total method time;
 the median over examples of the per-example ratio comes with a bootstrap 95% interval.
+Every summary states the clock its times were read from and the machine load the run saw
+(:func:`run_conditions`).
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from .predict import predict_method, predict_walltime
 from .records import ALL_METHODS, BenchRecord, as_records, fastest
 from .trace import Stats, previous_work_costs
 
-
+CLOCK_NAMES = {"wall": "wall time", "cpu": "process CPU time"}
 
 def ratios(best: dict[str, dict[int, BenchRecord]], method: str) -> dict[int, float]:
     """Per example: AR's walltime over the method's, both the fastest of their repeats."""
@@ -33,15 +35,28 @@ def bootstrap_median_ci(values, n_boot: int = 2000, seed: int = 0, level: float 
     return [float(lo), float(hi)]
 
 
+def run_conditions(records) -> dict:
+    """The clock and machine load of a run's lines: ``clock`` ('wall', 'cpu', or 'cpu+wall' for a mix) and
+    ``load1``: the 1-minute load average at the first and last line (``start``, ``end``; file order is run
+    order) and its ``min``, ``median`` and ``max`` over the ``n`` lines that recorded one (None without)."""
+    records = as_records(records)
+    loads = [r.load1 for r in records if r.load1 is not None]
+    load = dict(start=loads[0], end=loads[-1], min=min(loads), median=float(np.median(loads)), max=max(loads)) \
+        if loads else dict.fromkeys(("start", "end", "min", "median", "max"))
+    return {"clock": "+".join(sorted({r.clock for r in records})) or "wall", "load1": {**load, "n": len(loads)}}
+
+
 def summarize(records, cost_model=None, n_sim: int = 4000) -> dict:
     """Per-method summary computed from the raw lines only (fastest repeat per example).
 
     ``records``: JSON dicts (``bench.read_records``) or :class:`BenchRecord`. With a cost
     model (:class:`csd_lib.costmodel.CostModel`), ``speedup_walltime_predicted`` is the EWIF
     prediction from this run's own per-position acceptance (see
-    :func:`csd_lib.predict.predict_walltime`); without one it is NaN.
+    :func:`csd_lib.predict.predict_walltime`); without one it is NaN. Every method's row carries the
+    run's ``clock`` and ``load1`` (:func:`run_conditions`).
     """
     records = as_records(records)
+    seen = run_conditions(records)
     best = fastest(records)
     errors: dict[str, int] = {}
     reps: dict[str, int] = {}
@@ -65,7 +80,7 @@ def summarize(records, cost_model=None, n_sim: int = 4000) -> dict:
              "speedup_walltime_median": float(np.median(per)) if per else float("nan"),
              "speedup_walltime_ci95": bootstrap_median_ci(per),
              "speedup_walltime_predicted": float("nan"),
-             "mismatches": sum(recs[i].token_ids != ar[i].token_ids for i in common)}
+             "mismatches": sum(recs[i].token_ids != ar[i].token_ids for i in common), **seen}
         st = [recs[i].stats for i in recs]
         if st and "calls" in st[0]:
             calls: dict[str, int] = {}
@@ -110,12 +125,14 @@ def _swi(tokens: int, calls: dict, costs: dict) -> float:
 SUMMARY_KEYS = ("tokens_per_s", "speedup_walltime", "speedup_swi_ms", "speedup_swi_pw",
                 "mean_tokens_per_target_call", "mismatches", "n", "repeats", "errors",
                 "speedup_walltime_median", "speedup_walltime_ci95", "speedup_walltime_predicted",
-                "outside_share")
+                "outside_share", "clock", "load1")
 
 
 def _nan_none(v):
     if isinstance(v, list):
         return [_nan_none(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _nan_none(x) for k, x in v.items()}
     return None if isinstance(v, float) and math.isnan(v) else v
 
 
@@ -124,11 +141,21 @@ def summary_json(summary: dict) -> dict:
     return {m: {k: _nan_none(s[k]) for k in SUMMARY_KEYS} for m, s in summary.items()}
 
 
+def conditions_line(seen: dict) -> str:
+    """One line naming a run's clock and load (:func:`run_conditions`)."""
+    clock = " + ".join(CLOCK_NAMES.get(c, c) for c in seen["clock"].split("+"))
+    ld = seen["load1"]
+    load = (f"start {ld['start']:.2f}, end {ld['end']:.2f}; min {ld['min']:.2f}, median {ld['median']:.2f}, "
+            f"max {ld['max']:.2f} over {ld['n']} lines" if ld["n"] else "not recorded")
+    return f"clock: {seen['clock']} ({clock}); load (1-minute average): {load}"
+
+
 def format_table(summary: dict) -> str:
-    """A plain-text table of the summary, one row per method."""
+    """A plain-text table of the summary, one row per method, under a line naming the run's clock and load."""
     head = f"{'method':<12}{'n':>4}{'tok/s':>9}{'speedup':>9}{'median':>8}{'CI95':>12}{'pred':>7}" \
            f"{'SWI-MS':>8}{'SWI-PW':>8}{'tok/call':>9}{'outside':>9}{'mismatch':>9}{'errors':>7}"
-    rows = [head, "-" * len(head)]
+    first = next(iter(summary.values()), None)
+    rows = ([conditions_line(first)] if first and "clock" in first else []) + [head, "-" * len(head)]
     order = [m for m in ALL_METHODS if m in summary]
     for m in order:
         s = summary[m]

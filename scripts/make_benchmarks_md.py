@@ -16,7 +16,8 @@ from csd_lib.costs import load_costs
 from csd_lib.fileio import write_atomic
 from csd_lib.predict import prediction_limits
 from csd_lib.records import ALL_METHODS, BenchRecord, fastest
-from csd_lib.summary import bootstrap_median_ci, mag_share, predicted_vs_measured, ratios, summarize
+from csd_lib.summary import (CLOCK_NAMES, bootstrap_median_ci, mag_share, predicted_vs_measured, ratios,
+                             run_conditions, summarize)
 from csd_lib.viz import bench_figure, cost_figure
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,6 +75,16 @@ def table(summary: dict, extra: dict | None = None) -> list[str]:
                     f"{'-' if share is None or math.isnan(share) else f'{100 * share:.1f}%'} | {s['mismatches']} | "
                     f"{s.get('errors', 0)} |")
     return rows
+
+
+def conditions(recs: list[dict]) -> str:
+    """The clock a run's times were read from and the machine load it saw (lines without a clock: wall)."""
+    seen = run_conditions(recs)
+    ld = seen["load1"]
+    clock = " + ".join(CLOCK_NAMES[c] for c in seen["clock"].split("+"))
+    load = (f"1-minute load average on 2 cores at start {ld['start']:.1f}, at end {ld['end']:.1f}, median "
+            f"{ld['median']:.1f}, range {ld['min']:.1f}–{ld['max']:.1f}" if ld["n"] else "load not recorded")
+    return f"{clock} (`--clock {seen['clock']}`); {load}"
 
 
 def pair_ratio(recs: list[dict], num: str, den: str) -> tuple[float, list[float]]:
@@ -284,8 +295,10 @@ def readme_table(rows: list[dict]) -> None:
                    f"the measured median in {within} of {len(gaps)} (method, family, task) cases; the largest gap "
                    f"is {100 * worst[3]:+.0f}% ({worst[2]} on {worst[0]} / {worst[1]}). BENCHMARKS.md gives every "
                    f"gap, and what the cost model says the best K and k could reach.")
-    new.append(f"- The machine's {load} during these runs; each example's methods ran back to back and the "
-               f"fastest of the rounds was kept, so the ratios compare like with like.")
+    clocks = sorted({c for r in rows for c in run_conditions(r["recs"])["clock"].split("+")})
+    new.append(f"- The machine's {load} during these runs, timed in {' and '.join(CLOCK_NAMES[c] for c in clocks)}; "
+               f"each example's methods ran back to back and the fastest of the rounds was kept, so the ratios "
+               f"compare like with like.")
     write_atomic(path, "\n".join(text[:head] + new + [README_END] + text[end:]))
 
 
@@ -327,13 +340,13 @@ def main() -> int:
             n = s["ar"]["n"]
             plan = next((p for p in (BenchRecord.from_dict(r).plan for r in recs if r["method"] == "csd") if p), None)
             cfg = {"k": [list(row) for row in plan.k], "lenience": plan.lenience} if plan else {}
-            loads = [r["load1"] for r in recs if r.get("load1") is not None]
+            own = [(f"sd k = {recs_k(arecs, 'sd')}", arecs), ("csd base+MaG", vrecs)]
             lines += [f"## {fam} on {task} (n = {n}, repeats = {s['ar']['repeats']}, "
                       f"max_new_tokens = {recs[0]['max_new_tokens']})", "",
                       f"CSD: K = `{cfg.get('k')}`, lenience = {cfg.get('lenience')}. "
-                      f"Source of prompts: {recs[0].get('source', '?')}."
-                      + (f" Machine load (1-minute load average on 2 cores) while this ran: median "
-                         f"{np.median(loads):.1f}, range {min(loads):.1f}–{max(loads):.1f}." if loads else ""), ""]
+                      f"Source of prompts: {recs[0].get('source', '?')}. "
+                      f"Clock and machine load of this run: {conditions(recs)}."
+                      + "".join(f" Own run {name}: {conditions(r)}." for name, r in own if r), ""]
             if not any("rep" in r for r in recs):
                 lines += ["These lines come from an earlier run (one round per example, before the lean-forward "
                           "change); they record no prompt lengths, so the prediction assumes the cost model's "

@@ -122,7 +122,8 @@ def test_cli_bench_stdout_is_the_table_only(tmp_path, capsys):
             "--costs", "none", "--out", str(out), "--summary-json", str(tmp_path / "s.json")]
     assert main(args) == 0
     stdout, err = capsys.readouterr()
-    assert stdout.splitlines()[0].startswith("method") and len(stdout.splitlines()) == 4   # head, rule, ar, mag
+    lines = stdout.splitlines()  # clock and load, head, rule, ar, mag
+    assert lines[0].startswith("clock: wall") and lines[1].startswith("method") and len(lines) == 5
     assert "load_task: synth-gsm8k/test: 1 examples" in err
     recs = [json.loads(line) for line in out.read_text().splitlines()]
     assert {(r["split"], r["seed"], r["task"]) for r in recs} == {("test", 0, "synth-gsm8k")}
