@@ -10,7 +10,8 @@ warm-up, and keeps the median of repetitions. ``fit_costs`` fits, per model,
     t(n, L) = a + b n + c L + d n L        (seconds, least squares)
 
 and reports R² and the largest relative error over the grid (a fit with R² below
-:data:`csd_lib.costmodel.MIN_R2` is replaced by the median timing, ``CostModel.fit_notes``). The same file also holds the
+:data:`csd_lib.costmodel.MIN_R2` is replaced by the median timing, ``CostModel.fit_notes``). The same
+file also holds the
 engine's own overhead per review (softmax and :func:`csd_lib.review.review` over ``n``
 rows) and per MaG proposal, so that :func:`csd_lib.ewif.predict_speedup` can price a step
 in seconds. The fitted :class:`csd_lib.costmodel.CostModel` is stored as ``results/costs-<family>-<device>.json``

@@ -48,7 +48,8 @@ REAL_PRESETS = {
 # with it, best predicted CSD over best predicted SD is 1.33x. Other tasks keep the family's K (no
 # prediction for them).
 TINY_PRESETS = {
-    "tiny-t5": dict(k=[[4, 5, MAG_BLOCK], [0, 1, MAG_BLOCK], [0, 0, MAG_BLOCK]], lenience=5.0, sd_k=16, staged_k=STAGED_K,
+    "tiny-t5": dict(k=[[4, 5, MAG_BLOCK], [0, 1, MAG_BLOCK], [0, 0, MAG_BLOCK]], lenience=5.0, sd_k=16,
+                    staged_k=STAGED_K,
                     by_task={"synth-mmlu": dict(k=[[3, 10, MAG_BLOCK], [0, 2, MAG_BLOCK], [0, 0, MAG_BLOCK]])}),
     "tiny-llama": dict(k=[[8, 0], [0, MAG_BLOCK]], lenience=5.0, sd_k=16, staged_k=None),
     # tiny-t5's target with drafters in the paper's Fig. 2 regime (data/models/tiny-t5-paper-MODEL_CARD.md).

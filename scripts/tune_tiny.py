@@ -76,7 +76,8 @@ def tune_task(fam, task: str, cands: list, cm, n: int, budget: int, max_new_toke
 
 
 def table_row(name: str, task: str, r: dict) -> str:
-    return (f"| {name} | {task} (n = {r.get('n')}) | {r['candidates']} | {r['tuner_measured']} | `{r['tuner_best']['k']}`, "
+    return (f"| {name} | {task} (n = {r.get('n')}) | {r['candidates']} | {r['tuner_measured']} | "
+            f"`{r['tuner_best']['k']}`, "
             f"{r['tuner_best']['lenience']} | `{r['grid_best']['k']}`, {r['grid_best']['lenience']} | "
             f"{r['remeasured']['tuner']:.2f}x / {r['remeasured']['grid']:.2f}x | {r['remeasured']['ratio']:.2f} | "
             f"{r['seconds']['tuner']:.0f}s / {r['seconds']['grid']:.0f}s |")
@@ -99,8 +100,8 @@ def summary_md(report: dict, budget: int) -> str:
           "with `pricing.price_plan` (the bench's and `python -m csd_lib predict`'s price) and the family's "
           "per-call cost model (`results/costs-*.json`), and then measures only the best "
           f"{budget}. The grid search measures every candidate. Every measured speedup is against AR run on "
-          "the same prompts right before it, timed in CPU time (one thread; rows tuned before that: wall time), so a slow spell of the machine "
-          f"cannot favour early configurations. Both run on each task's validation split (n prompts "
+          "the same prompts right before it, timed in CPU time (one thread; rows tuned before that: wall time), "
+          f"so a slow spell of the machine cannot favour early configurations. Both run on each task's validation split (n prompts "
           "each), never on the test split. At the end, the two winners are measured again in one "
           "interleaved run against AR (3 repetitions); the faster is the task's K.", "", COLUMNS,
           "|---|---|---|---|---|---|---|---|---|"]
