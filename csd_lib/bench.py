@@ -88,6 +88,13 @@ def _settings(plan: Plan) -> dict:
             "drafters": list(plan.drafters)}
 
 
+def task_k(family, examples, k=None, sd_k=None) -> tuple:
+    """(K, SD's k) that a bench of ``examples`` runs with: the given ones, else the family's for the
+    examples' task (the preset's ``by_task``: ``Family.k_for``, ``Family.sd_k_for``)."""
+    task = examples[0].task if len(examples) else None
+    return (family.k_for(task) if k is None else k), (family.sd_k_for(task) if sd_k is None else sd_k)
+
+
 def method_settings(family, method: str, k=None, lenience=None, sd_k=None, mag_lenience=None) -> dict | None:
     """What ``method`` runs with in this bench ({'k', 'lenience', 'mag_lenience', 'drafters'} of its plan);
     None for the HF baselines. A bad K or lenience is a ValueError here, before any run."""
@@ -109,8 +116,10 @@ def resume_problem(records: list[dict], family, examples, methods, max_new_token
 
     Compared: family, task, split (a missing one is 'test'), seed (missing: 0), max_new_tokens, the
     clock (missing: 'wall'; times read from two clocks do not compare), the example's source, and each
-    method's settings (:func:`method_settings`). Error lines are not compared: they are run again.
+    method's settings (:func:`method_settings`, with the task's K: :func:`task_k`). Error lines are not
+    compared: they are run again.
     """
+    k, sd_k = task_k(family, examples, k, sd_k)
     want = {m: method_settings(family, m, k, lenience, sd_k, mag_lenience) for m in dict.fromkeys(methods)}
     for i, r in enumerate(records, 1):
         if "error" in r:
@@ -227,7 +236,8 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     lines are run again on resume (dropped from the file first, atomically). Each line records
     ``split`` and ``seed`` (which examples: pass those ``examples`` came from), the ``clock`` its times
     were read from (:func:`check_clock`: 'wall', or 'cpu' with one torch thread) and the load average.
-    ``mag_lenience`` (csd only) is passed to csd's plan.
+    ``mag_lenience`` (csd only) is passed to csd's plan. With no ``k`` (``sd_k``), csd (sd) runs the
+    family's K for the examples' task (:func:`task_k`).
     ``stop_after`` ends the run after that many new lines (used to test resumption).
     """
     bad = [m for m in methods if m not in ALL_METHODS]
@@ -243,6 +253,7 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     check_clock(clock, family.target.device)
     if "ar" not in methods:
         methods = ["ar", *methods]  # the reference for identity and speedups
+    k, sd_k = task_k(family, examples, k, sd_k)
     out = Path(out)
     records = read_records(out)
     problem = resume_problem(records, family, examples, methods, max_new_tokens, k, lenience, sd_k, split, seed,

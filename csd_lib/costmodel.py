@@ -6,15 +6,23 @@ machine and stores it; :func:`csd_lib.ewif.predict_speedup` prices a step with o
     t(n, L) = a + b n + c L + d n L        (seconds, least squares)
 
 ``n`` the tokens a call scores, ``L`` the cache length; plus the engine's own overhead per
-review (``review(n)``) and per MaG proposal (``mag``).
+review (``review(n)``) and per MaG proposal (``mag``). A fit that explains less than
+:data:`MIN_R2` of its timings' variance is replaced by their median (:func:`constant_fit`,
+:func:`overhead_fit`), and the cost model's ``fit_notes`` say which and why.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+log = logging.getLogger(__name__)
+
 FEATURES = ("1", "n", "L", "n*L")
+
+# A fit with a lower R² than this is replaced by the median of what it fitted (a measured constant).
+MIN_R2 = 0.5
 
 
 def _design(n, L) -> np.ndarray:
@@ -30,6 +38,7 @@ class CallFit:
     coef: list[float]              # [a, b, c, d]
     r2: float = float("nan")
     max_rel_err: float = float("nan")
+    note: str | None = None        # why a least-squares fit was replaced by this one (see MIN_R2)
 
     def __call__(self, n, L=0):
         a, b, c, d = self.coef
@@ -47,23 +56,63 @@ def least_squares(X, y, nonneg: bool = False) -> tuple[np.ndarray, float, float]
     coef, *_ = np.linalg.lstsq(X, y, rcond=None)
     if nonneg:
         coef = np.clip(coef, 0.0, None)
-    pred = X @ coef
+    return (coef, *_quality(y, X @ coef))
+
+
+def _quality(y: np.ndarray, pred: np.ndarray) -> tuple[float, float]:
+    """R² and the largest relative error of ``pred`` against ``y``."""
     ss_res = float(((y - pred) ** 2).sum())
     ss_tot = float(((y - y.mean()) ** 2).sum())
     r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
-    rel = float(np.max(np.abs(pred - y) / np.maximum(np.abs(y), 1e-12)))
-    return coef, r2, rel
+    return r2, float(np.max(np.abs(pred - y) / np.maximum(np.abs(y), 1e-12)))
+
+
+def constant_fit(seconds) -> CallFit:
+    """The median of ``seconds`` as a constant fit, with its own R² and max relative error."""
+    y = np.asarray(seconds, dtype=float).ravel()
+    med = float(np.median(y))
+    return CallFit([med, 0.0, 0.0, 0.0], *_quality(y, np.full_like(y, med)))
 
 
 def fit_call(n, L, seconds) -> CallFit:
-    """Least-squares fit of t(n, L) = a + b n + c L + d n L; R² and max relative error."""
+    """Least-squares fit of t(n, L) = a + b n + c L + d n L, with R² and max relative error.
+
+    A fit with R² below :data:`MIN_R2` is replaced by :func:`constant_fit` (the median
+    timing), its ``note`` saying so.
+    """
     y = np.asarray(seconds, dtype=float).ravel()
     X = _design(n, L)
     if len(y) != len(X) or len(y) < 4:
         raise ValueError(f"fit_call needs at least 4 timings with one (n, L) each; got {len(y)} timings "
                          f"for {len(X)} points")
     coef, r2, rel = least_squares(X, y)
-    return CallFit([float(v) for v in coef], r2, rel)
+    if r2 >= MIN_R2:
+        return CallFit([float(v) for v in coef], r2, rel)
+    const = constant_fit(y)
+    const.note = (f"the t(n, L) fit explains R² = {r2:.2f} < {MIN_R2} of {len(y)} timings: replaced by their "
+                  f"median, {1e3 * const.coef[0]:.3f} ms per call")
+    return const
+
+
+def overhead_fit(counts, seconds) -> tuple[list[float], float, float, str | None]:
+    """The engine's time outside forwards as ``per_call * calls + per_row * rows + per_mag * mag_calls``.
+
+    ``counts``: one ``[model calls, rows reviewed, MaG calls]`` per generation; ``seconds``: its
+    time outside forwards. Least squares clipped at 0; where that explains less than
+    :data:`MIN_R2` of the variance, one measured constant instead: the median over generations of
+    seconds per engine call (a model call or a MaG proposal), for both kinds of call, nothing per
+    row. Returns ([per_call, per_row, per_mag], R², max relative error, note or None).
+    """
+    X, y = np.asarray(counts, dtype=float), np.asarray(seconds, dtype=float)
+    coef, r2, rel = least_squares(X, y, nonneg=True)
+    if r2 >= MIN_R2:
+        return [float(v) for v in coef], r2, rel, None
+    per = float(np.median(y / np.maximum(X[:, 0] + X[:, 2], 1.0)))
+    const = [per, 0.0, per]
+    r2c, relc = _quality(y, X @ np.asarray(const))
+    return const, r2c, relc, (f"the overhead fit (per call, per row, per MaG proposal) explains R² = {r2:.2f} < "
+                              f"{MIN_R2} over {len(y)} generations: replaced by the median time per engine call, "
+                              f"{1e3 * per:.3f} ms per model call or MaG proposal (R² {r2c:.2f})")
 
 
 @dataclass
@@ -73,7 +122,9 @@ class CostModel:
     ``forward[name](n, L)``: one ``LM.logits`` call scoring ``n`` tokens over a cache of ``L``.
     ``review(n)``: softmax + review of ``n`` rows (charged to every call of a reviewer).
     ``mag``: one MaG proposal. ``start[name]``: per-generation start (T5: the encoder pass).
-    ``cache_length``: the L used when a prediction does not give one.
+    ``cache_length``: the L used when a prediction does not give one. ``fit_notes``: {fit: why}
+    for every fit replaced by a measured constant (``forward:<name>``, ``overhead``), or, in a
+    file measured before fits were checked, kept with an R² below :data:`MIN_R2`.
     """
     family: str
     device: str
@@ -84,6 +135,7 @@ class CostModel:
     cache_length: float = 64.0
     env: dict = field(default_factory=dict)
     samples: list = field(default_factory=list)   # [name, n, L, seconds] as measured
+    fit_notes: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def constant(cls, costs: dict[str, float]) -> "CostModel":
@@ -113,9 +165,18 @@ class CostModel:
 
     @classmethod
     def from_dict(cls, d: dict) -> "CostModel":
-        return cls(d["family"], d["device"], {k: CallFit(**v) for k, v in d["forward"].items()},
-                   CallFit(**d["review"]), float(d["mag"]), dict(d.get("start", {})),
-                   float(d.get("cache_length", 64.0)), d.get("env", {}), d.get("samples", []))
+        """A stored cost model; a fit below :data:`MIN_R2` that no note explains (a file measured before fits
+        were checked) is kept, with a warning and a note to re-measure."""
+        forward = {k: CallFit(**v) for k, v in d["forward"].items()}
+        review = CallFit(**d["review"])
+        notes = dict(d.get("fit_notes", {}))
+        for key, fit in [*((f"forward:{k}", f) for k, f in forward.items()), ("overhead", review)]:
+            if fit.r2 < MIN_R2 and key not in notes and not fit.note:
+                notes[key] = (f"stored fit has R² = {fit.r2:.2f} < {MIN_R2} and the file predates the check; kept: "
+                              f"re-measure with `python -m csd_lib.costs --family {d['family']}` to replace it")
+                log.warning(f"cost model of {d['family']}: {key}: {notes[key]}")
+        return cls(d["family"], d["device"], forward, review, float(d["mag"]), dict(d.get("start", {})),
+                   float(d.get("cache_length", 64.0)), d.get("env", {}), d.get("samples", []), notes)
 
     def summary_rows(self) -> list[dict]:
         """One row per model: coefficients in ms and fit quality."""

@@ -9,7 +9,9 @@ warm-up, and keeps the median of repetitions. ``fit_costs`` fits, per model,
 
     t(n, L) = a + b n + c L + d n L        (seconds, least squares)
 
-and reports R² and the largest relative error over the grid. The same file also holds the
+and reports R² and the largest relative error over the grid (a fit with R² below
+:data:`csd_lib.costmodel.MIN_R2` is replaced by the median timing, ``CostModel.fit_notes``). The same
+file also holds the
 engine's own overhead per review (softmax and :func:`csd_lib.review.review` over ``n``
 rows) and per MaG proposal, so that :func:`csd_lib.ewif.predict_speedup` can price a step
 in seconds. The fitted :class:`csd_lib.costmodel.CostModel` is stored as ``results/costs-<family>-<device>.json``
@@ -34,7 +36,7 @@ from tqdm.auto import tqdm
 
 from . import config
 from .cascade import METHODS, encode_prompt, generate
-from .costmodel import CallFit, CostModel, fit_call, least_squares
+from .costmodel import CallFit, CostModel, fit_call, overhead_fit
 from .families import load_family
 from .fileio import write_atomic
 from .tasks import load_task
@@ -165,20 +167,25 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
         samples.append([lm.name, 0, 0, start_s])               # n = 0 marks the start cost
     bar.close()
     overhead = engine_overhead(fam, prompt_ids, max_new_tokens=ov_tokens, rounds=ov_rounds)
-    forward = {}
-    start = {}
+    forward, start, notes = {}, {}, {}
     for lm in lms:
         rows = [s for s in samples if s[0] == lm.name and s[1] > 0]
         forward[lm.name] = fit_call([r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows])
+        if forward[lm.name].note:
+            notes[f"forward:{lm.name}"] = forward[lm.name].note
         start[lm.name] = next(s[3] for s in samples if s[0] == lm.name and s[1] == 0)
+    if overhead["note"]:
+        notes["overhead"] = overhead["note"]
+    for key, note in notes.items():
+        log.warning(f"cost model of {fam.name}: {key}: {note}")
     mid = float(np.mean(grids[fam.target.name]))
     review_fit = CallFit([overhead["per_call"], overhead["per_row"], 0.0, 0.0], overhead["r2"],
-                         overhead["max_rel_err"])
+                         overhead["max_rel_err"], overhead["note"])
     return CostModel(fam.name, device_name(fam.target.device), forward, review_fit, overhead["per_mag"], start, mid,
                      dict(environment(fam.target.device), reps_per_point=reps, points=points,
                           clock="cpu time" if clock is time.process_time else "wall time",
                           prompt_tokens=len(prompt_ids)),
-                     samples)
+                     samples, notes)
 
 
 def engine_overhead(fam, prompt_ids: list[int], max_new_tokens: int = 48, rounds: int = 4) -> dict:
@@ -188,7 +195,9 @@ def engine_overhead(fam, prompt_ids: list[int], max_new_tokens: int = 48, rounds
     each method's least disturbed (smallest) time outside forwards (scaled by the share of
     the generation's wall time this process was on the CPU), and fits it as
     ``per_call * model calls + per_row * rows reviewed + per_mag * MaG calls`` (least
-    squares, clipped at 0): the review, the bookkeeping and MaG's proposals.
+    squares, clipped at 0): the review, the bookkeeping and MaG's proposals; a fit below
+    :data:`csd_lib.costmodel.MIN_R2` becomes one median per engine call
+    (:func:`csd_lib.costmodel.overhead_fit`, its ``note``).
     """
     methods = [m for m in METHODS if m != "staged" or len(fam.drafters) >= 2]
     best: dict[str, tuple[float, list[float]]] = {}
@@ -206,9 +215,8 @@ def engine_overhead(fam, prompt_ids: list[int], max_new_tokens: int = 48, rounds
             out = (st.wall_time - sum(st.forward_time.values())) * min(1.0, busy)
             if m not in best or out < best[m][0]:
                 best[m] = (out, [calls, reviewed, st.calls.get("mag", 0)])
-    coef, r2, rel = least_squares([v[1] for v in best.values()], [v[0] for v in best.values()], nonneg=True)
-    return {"per_call": float(coef[0]), "per_row": float(coef[1]), "per_mag": float(coef[2]),
-            "r2": r2, "max_rel_err": rel}
+    coef, r2, rel, note = overhead_fit([v[1] for v in best.values()], [v[0] for v in best.values()])
+    return {"per_call": coef[0], "per_row": coef[1], "per_mag": coef[2], "r2": r2, "max_rel_err": rel, "note": note}
 
 
 # -- storing ---------------------------------------------------------------------------

@@ -33,7 +33,8 @@ class Family:
 
     ``prompt_style`` is how prompts are worded and wrapped before tokenizing
     (``tasks.format_prompt``); ``policy`` the device and dtype chosen at load time;
-    ``previous_work`` the per-call costs of the "previous work" SWI metric, with their source.
+    ``previous_work`` the per-call costs of the "previous work" SWI metric, with their source;
+    ``by_task`` {task: {"k": K, "sd_k": k}} the preset's per-task settings (:meth:`k_for`, :meth:`sd_k_for`).
     """
     name: str
     tokenizer: object
@@ -48,10 +49,19 @@ class Family:
     prompt_style: str = "plain"
     policy: config.Policy | None = None
     previous_work: CostTable | None = None
+    by_task: dict[str, dict] = field(default_factory=dict)
 
     @property
     def models(self) -> list[LM]:
         return [self.target, *self.drafters]
+
+    def k_for(self, task: str | None) -> list[list[int]]:
+        """CSD's K for ``task``: the preset's ``by_task`` K for it, else the family's."""
+        return [list(r) for r in self.by_task.get(task, {}).get("k", self.default_k)]
+
+    def sd_k_for(self, task: str | None) -> int:
+        """SD's draft length for ``task``: the preset's ``by_task`` sd_k for it, else the family's."""
+        return self.by_task.get(task, {}).get("sd_k", self.sd_k)
 
     def __post_init__(self):
         check_vocab(self.models)
@@ -111,6 +121,9 @@ def load_family(name: str | None = None, device=None, dtype=None, *, target: str
             defaults follow ``default_k`` and ``DEFAULT_LENIENCE``).
         prompt_style: "plain" or "vicuna-v1.1"; for your own models the default is
             "vicuna-v1.1" when the target's id contains "vicuna", else "plain".
+
+    A preset's per-task K and SD's k (``by_task``) are the family's :meth:`Family.k_for` and
+    :meth:`Family.sd_k_for`; a ``k`` given here replaces every task's K.
     """
     name, target, ds = _resolve(name, target, drafters)
     # check the overrides before any weights load
@@ -130,6 +143,11 @@ def load_family(name: str | None = None, device=None, dtype=None, *, target: str
         fam = _load_hub(name, spec["target"], spec["drafters"], spec["k"], spec["lenience"], device, dtype,
                         spec.get("prompt_style", "plain"), advice=_OFFLINE_ADVICE)
     fam.prompt_style = prompt_style or fam.prompt_style
+    if target is None:
+        spec = TINY_PRESETS.get(name) or REAL_PRESETS[name]
+        # an explicit K wins over every task's
+        fam.by_task = {t: {s: v for s, v in over.items() if k is None or s != "k"}
+                       for t, over in spec.get("by_task", {}).items()}
     fam.default_k = k or fam.default_k
     fam.default_lenience = lenience or fam.default_lenience
     return fam

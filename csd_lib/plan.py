@@ -254,15 +254,19 @@ class Plan:
 
 def make_plan(family, method: str, k=None, lenience=None, drafter: str | None = None, temperature: float = 0.0,
               max_new_tokens: int = 200, seed: int | None = None, naive: bool = False,
-              mag_lenience: bool | None = None) -> Plan:
+              mag_lenience: bool | None = None, task: str | None = None) -> Plan:
     """Resolve a method and the user's settings on ``family`` into a :class:`Plan`.
 
     ``mag_lenience`` (csd only; None: :data:`MAG_LENIENCE`) applies lenience to MaG's tokens too.
+    ``task``: with no ``k``, csd takes ``family.k_for(task)`` and sd ``family.sd_k_for(task)``
+    (the preset's per-task settings, :class:`csd_lib.families.Family`).
 
     ``family`` needs ``name``, ``drafters`` (objects with ``name``, largest first), ``mag.n``,
     ``sd_k``, ``staged_k``, ``default_k`` and ``default_lenience``.
     """
     check_method_args(method, k, lenience, drafter, mag_lenience)
+    if task is not None and k is None:
+        k = family.k_for(task) if method == "csd" else family.sd_k_for(task) if method == "sd" else None
     run = dict(temperature=check_temperature(temperature), max_new_tokens=check_max_new_tokens(max_new_tokens),
                seed=check_seed(seed), naive=bool(naive), family=family.name)
     neural = [d.name for d in family.drafters]

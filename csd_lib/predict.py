@@ -3,8 +3,8 @@
 Each method's records carry their :class:`csd_lib.plan.Plan`, which
 :func:`csd_lib.ewif.predict_speedup` reads as is; the acceptance is the run's own
 per-position rates per (reviewer, proposer) (:func:`csd_lib.tune.acceptance_table`).
-:func:`price_plan` is the one price: the bench's predicted speedup and ``python -m csd_lib
-predict`` (:mod:`csd_lib.forecast`) both call it.
+:func:`csd_lib.pricing.price_plan` is the one price: the bench's predicted speedup, ``python -m
+csd_lib predict`` (:mod:`csd_lib.forecast`) and the tuner's ranking all call it.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 
 from .ewif import predict_speedup
 from .plan import Plan
+from .pricing import price_plan
 from .records import BenchRecord, as_records, fastest
 from .tune import acceptance_table, candidate_grid, complete_table, latency_costs
 
@@ -27,34 +28,6 @@ def model_size_costs(recs: list[BenchRecord]) -> dict:
     costs = {n: params[n] / params["target"] for n in params}
     costs.setdefault("mag", 0.0)
     return costs
-
-
-def price_plan(plan: Plan, table: dict, cost_model, tokens: float, start: float, n_sim: int = 4000,
-               seed: int = 0) -> dict:
-    """Seconds per generation of ``tokens`` tokens by ``plan``, against AR: the one price that the
-    bench's ``speedup_walltime_predicted`` and ``python -m csd_lib predict`` both use.
-
-    ``table``: {(reviewer, proposer): per-position conditional acceptance}; ``start``: the cache
-    length at the first call (T5: 1, Llama: the prompt). A call scoring ``n`` tokens costs
-    ``t(n, L)`` at the mean cache length ``L = start + tokens / 2``; each model's start per
-    generation (T5: the encoder pass; Llama: the prompt prefill, t(start, 0)) is spread over
-    the output. Returns speedup, tokens_per_s, ar_tokens_per_s, cache_length, cost_share and
-    (not for AR) tokens_per_target_call.
-    """
-    L = start + tokens / 2
-    models = ["target", *plan.neural]
-
-    def setup(name):
-        s = cost_model.start.get(name, 0.0)
-        return s + (float(cost_model.forward[name](start, 0)) if start > 1 else 0.0)
-    ar_time = setup("target") + tokens * cost_model.ar_step("target", L)
-    out = {"cache_length": L, "ar_tokens_per_s": tokens / ar_time}
-    if plan.method == "ar":
-        return {**out, "speedup": 1.0, "tokens_per_s": tokens / ar_time, "cost_share": {"target": 1.0}}
-    p = predict_speedup(plan, table, cost_model, n_sim=n_sim, seed=seed, cache_length=L, horizon=round(tokens))
-    time = sum(setup(n) for n in models) + tokens * p["cost_per_token"]
-    return {**out, "speedup": ar_time / time, "tokens_per_s": tokens / time, "cost_share": p["cost_share"],
-            "tokens_per_target_call": p["tokens_per_target_call"]}
 
 
 def run_shape(recs, cost_model) -> tuple[float, float]:

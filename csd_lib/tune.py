@@ -2,10 +2,11 @@
 
 The paper tunes K and lenience by hand. Here ``tune`` (1) runs a probe configuration
 per lenience on a calibration slice and records per-(reviewer, proposer), per-position
-acceptance and per-call latency; (2) ranks a candidate grid with
-:func:`csd_lib.ewif.predict_speedup` using the measured latencies as costs; (3)
-measures the top ``budget`` candidates for real and keeps the fastest. ``grid_search``
-measures every candidate of a grid, for comparison.
+acceptance; (2) prices a candidate grid with :func:`csd_lib.pricing.price_plan` (the
+bench's and ``python -m csd_lib predict``'s price) and the family's per-call cost model;
+(3) measures the top ``budget`` candidates for real and keeps the fastest. ``grid_search``
+measures every candidate of a grid, for comparison. Timings use :func:`csd_lib.costs._clock`
+(the process's CPU time with one torch thread on a CPU), as the cost model's do.
 """
 from __future__ import annotations
 
@@ -17,20 +18,31 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .cascade import encode_prompt, generate
-from .costs import device_name, load_costs, measure_costs
-from .ewif import predict_speedup
+from .costs import _clock, device_name, load_costs, measure_costs
 from .plan import Plan, check_lenience, check_max_new_tokens
+from .pricing import price_plan
 from .tasks import load_task
 
 
 @dataclass
 class Measured:
-    """Walltime of one configuration on the calibration slice, against AR on the same prompts."""
+    """Time of one configuration on the calibration slice (seconds, summed over the prompts), against
+    AR on the same prompts.
+
+    ``predicted``: the ranking's price (the probes' acceptance); ``predicted_own``: the same price
+    on this configuration's own measured acceptance, and ``predicted_wall`` / ``predicted_ar_wall``
+    its seconds for the slice: where ``predicted`` and ``predicted_own`` differ the probes'
+    acceptance is off, where ``predicted_wall`` and ``wall`` (or the AR pair) differ the cost model is.
+    """
     k: list[list[int]]
     lenience: float
     wall: float
     speedup: float
     predicted: float | None = None
+    ar_wall: float = float("nan")
+    predicted_own: float | None = None
+    predicted_wall: float | None = None
+    predicted_ar_wall: float | None = None
 
 
 @dataclass
@@ -125,22 +137,31 @@ def latency_costs(stats: list[dict]) -> dict:
 
 def _interleaved(fam, prompts: list[str], variants: list[dict], max_new_tokens: int, reps: int = 1,
                  warmup: bool = True) -> tuple[float, list[float], list[list]]:
-    """(AR wall, each variant's wall, each variant's generations): on every prompt AR runs first,
+    """(AR time, each variant's time, each variant's generations): on every prompt AR runs first,
     then every :func:`generate` variant (keyword arguments), ``reps`` times over.
 
     A speedup against an AR measured once at the start drifts with the machine (a
     configuration measured in a slow spell looks worse than one measured early); against
-    AR on the same prompts at the same moment it does not.
+    AR on the same prompts at the same moment it does not. Each generation is timed with the
+    cost model's clock (:func:`csd_lib.costs._clock`) on prompts tokenized beforehand.
     """
+    ids = [encode_prompt(fam, p) for p in prompts]
     if warmup:
-        generate(fam, prompts[0], **{**variants[0], "max_new_tokens": max_new_tokens})
+        generate(fam, ids[0], **{**variants[0], "max_new_tokens": max_new_tokens})
+    clock = _clock()
+
+    def timed(*args, **kw):
+        t0 = clock()
+        g = generate(fam, *args, max_new_tokens=max_new_tokens, **kw)
+        return clock() - t0, g
     ar, walls, gens = 0.0, [0.0] * len(variants), [[] for _ in variants]
     for _ in range(reps):
-        for p in prompts:
-            ar += generate(fam, p, "ar", max_new_tokens=max_new_tokens).stats.wall_time
+        for p in ids:
+            ar += timed(p, "ar")[0]
             for i, kw in enumerate(variants):
-                gens[i].append(generate(fam, p, max_new_tokens=max_new_tokens, **kw))
-                walls[i] += gens[i][-1].stats.wall_time
+                t, g = timed(p, **kw)
+                gens[i].append(g)
+                walls[i] += t
     return ar, walls, gens
 
 
@@ -194,20 +215,40 @@ def family_costs(fam, cost_model=None):
     return load_costs(fam.name, device_name(fam.target.device)) or measure_costs(fam, seconds=10)
 
 
-def _cache_length(fam, prompts: list[str], max_new_tokens: int) -> float:
-    """Mean cache length over a generation: the decoder start (T5) or the prompt (Llama), plus half the output."""
+def _shape(fam, prompts: list[str], gens: list) -> tuple[float, float]:
+    """(mean output tokens of ``gens``, mean cache length at the first call: 1 for T5's decoder, the
+    prompt for Llama), as :func:`csd_lib.predict.run_shape` reads them from bench records."""
+    toks = float(np.mean([g.stats.n_tokens for g in gens]))
     if fam.target.is_encoder_decoder:
-        return 1 + max_new_tokens / 2
-    return float(np.mean([len(encode_prompt(fam, p)) for p in prompts])) + max_new_tokens / 2
+        return toks, 1.0
+    return toks, float(np.mean([len(encode_prompt(fam, p)) for p in prompts]))
+
+
+def _own_price(fam, prompts: list[str], gens: list, cm, n_sim: int) -> dict:
+    """:func:`csd_lib.pricing.price_plan` of the plan of ``gens`` on their own acceptance and shape."""
+    plan = gens[0].plan
+    table = complete_table(acceptance_table([g.stats.to_dict() for g in gens], min_reached=1),
+                           ["target", *plan.drafters])
+    toks, start = _shape(fam, prompts, gens)
+    return price_plan(plan, table, cm, toks, start, n_sim=n_sim)
+
+
+def _with_price(m: Measured, price: dict, toks: float, n: int) -> Measured:
+    """``m`` with the price on its own acceptance and the seconds it predicts for ``n`` generations."""
+    m.predicted_own = price["speedup"]
+    m.predicted_wall = n * toks / price["tokens_per_s"]
+    m.predicted_ar_wall = n * toks / price["ar_tokens_per_s"]
+    return m
 
 
 def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens: int = 96,
          n_sim: int = 3000, probe_k=None, n: int = 6, progress: bool = True, cost_model=None) -> TuneResult:
     """Predict-then-measure search for the fastest (K, lenience) on a calibration slice.
 
-    Candidates are ranked by :func:`csd_lib.ewif.predict_speedup` with the probes' acceptance
-    and the per-call cost model (:mod:`csd_lib.costs`; see :func:`family_costs`), over whole
-    generations of ``max_new_tokens``.
+    Candidates are priced by :func:`csd_lib.pricing.price_plan` (the bench's price) with the
+    probes' acceptance, the per-call cost model (:mod:`csd_lib.costs`; see :func:`family_costs`)
+    and the probes' output length and prompt; every measured configuration is also priced on
+    its own acceptance (:class:`Measured`).
     """
     _check_args(max_new_tokens, n, candidates, budget=budget, n_sim=n_sim)
     prompts = calibration_prompts(task_or_prompts, n)
@@ -218,29 +259,32 @@ def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens:
         generate(fam, p, "ar", max_new_tokens=max_new_tokens)
     tables, measured, probe_gens, ar_walls = {}, [], [], []
     probe_k = probe_k or fam.default_k
+    cm = family_costs(fam, cost_model)
     for lam in tqdm(leniences, desc="probe", disable=not progress):
         wall, ar, gens = _run(fam, prompts, probe_k, lam, max_new_tokens)
         tables[lam] = acceptance_table([g.stats.to_dict() for g in gens])
         probe_gens += gens
         ar_walls.append(ar)
-        measured.append(Measured(probe_k, lam, wall, ar / wall))
+        toks = _shape(fam, prompts, gens)[0]
+        measured.append(_with_price(Measured(probe_k, lam, wall, ar / wall, ar_wall=ar),
+                                    _own_price(fam, prompts, gens, cm, n_sim), toks, len(prompts)))
     costs = latency_costs([g.stats.to_dict() for g in probe_gens])
-    cm = family_costs(fam, cost_model)
-    L = _cache_length(fam, prompts, max_new_tokens)
+    toks, start = _shape(fam, prompts, probe_gens)
     drafters = [d.name for d in fam.drafters] + ["mag"]
     probe = probe_gens[0].plan
     for lam in tables:
         tables[lam] = complete_table(tables[lam], ["target"] + drafters)
     scored = []
     for k, lam in candidates:
-        pred = predict_speedup(Plan.csd(probe.drafters, k, lam, probe.mag_block), tables, cm, n_sim=n_sim,
-                               cache_length=L, horizon=max_new_tokens)["speedup"]
+        pred = price_plan(Plan.csd(probe.drafters, k, lam, probe.mag_block), tables, cm, toks, start,
+                          n_sim=n_sim)["speedup"]
         scored.append((pred, k, lam))
     scored.sort(key=lambda t: -t[0])
     for pred, k, lam in tqdm(scored[:budget], desc="measure top", disable=not progress):
-        wall, ar, _ = _run(fam, prompts, k, lam, max_new_tokens)
+        wall, ar, gens = _run(fam, prompts, k, lam, max_new_tokens)
         ar_walls.append(ar)
-        measured.append(Measured(k, lam, wall, ar / wall, pred))
+        measured.append(_with_price(Measured(k, lam, wall, ar / wall, pred, ar_wall=ar),
+                                    _own_price(fam, prompts, gens, cm, n_sim), toks, len(prompts)))
     best = max(measured, key=lambda m: m.speedup)
     return TuneResult(best, measured, tables, costs, float(np.median(ar_walls)))
 
@@ -257,7 +301,7 @@ def grid_search(fam, task_or_prompts, candidates, max_new_tokens: int = 96, n: i
     for k, lam in tqdm(candidates, desc="grid", disable=not progress):
         wall, ar, _ = _run(fam, prompts, k, lam, max_new_tokens)
         ar_walls.append(ar)
-        measured.append(Measured(k, lam, wall, ar / wall))
+        measured.append(Measured(k, lam, wall, ar / wall, ar_wall=ar))
     best = max(measured, key=lambda m: m.speedup if not math.isnan(m.speedup) else -1)
     return TuneResult(best, measured, ar_wall=float(np.median(ar_walls)))
 
@@ -288,7 +332,8 @@ def predict_sd(fam, task_or_prompts, ks=tuple(range(2, 25)), max_new_tokens: int
     """Predicted walltime speedup of plain SD per draft length, from one probe at the longest k.
 
     The probe gives the target's per-position acceptance of the drafter's tokens; the cost
-    model prices each k (longer drafts: more drafter calls and a dearer review).
+    model prices each k (longer drafts: more drafter calls and a dearer review) through
+    :func:`csd_lib.pricing.price_plan`.
     """
     ks = sorted(set(int(k) for k in ks))
     if not ks or ks[0] < 1:
@@ -299,6 +344,5 @@ def predict_sd(fam, task_or_prompts, ks=tuple(range(2, 25)), max_new_tokens: int
     name = probe.drafters[0]
     table = complete_table(acceptance_table([g.stats.to_dict() for g in gens], min_reached=1), ["target", name])
     cm = family_costs(fam, cost_model)
-    L = _cache_length(fam, prompts, max_new_tokens)
-    return {k: predict_speedup(probe.with_k(k), table, cm, n_sim=n_sim, cache_length=L,
-                               horizon=max_new_tokens)["speedup"] for k in ks}
+    toks, start = _shape(fam, prompts, gens)
+    return {k: price_plan(probe.with_k(k), table, cm, toks, start, n_sim=n_sim)["speedup"] for k in ks}

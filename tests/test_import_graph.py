@@ -16,7 +16,8 @@ FLOORS = {
     # 0: settings, logging, files, the task data
     "csd_lib.config": 0, "csd_lib.logs": 0, "csd_lib.fileio": 0, "csd_lib.tasks": 0, "csd_lib.exercises": 0,
     # 1: theory, the cost model, the plan, what a generation returns
-    "csd_lib.plan": 1, "csd_lib.inputs": 1, "csd_lib.costmodel": 1, "csd_lib.ewif": 1, "csd_lib.trace": 1,
+    "csd_lib.plan": 1, "csd_lib.inputs": 1, "csd_lib.costmodel": 1, "csd_lib.ewif": 1, "csd_lib.pricing": 1,
+    "csd_lib.trace": 1,
     # 2: the engine
     "csd_lib.archs": 2, "csd_lib.review": 2, "csd_lib.mag": 2, "csd_lib.models": 2, "csd_lib.cascade": 2,
     "csd_lib.analysis": 2, "csd_lib.acceptance": 2,
