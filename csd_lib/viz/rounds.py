@@ -127,9 +127,10 @@ def round_figure(g: Generation, tokenizer, r: int | None = None, title: str | No
     n_pos = max(e.start - start + len(e.tokens) + 1 for e in evs)
     fig.update_layout(
         title=dict(text=title or f"{g.method}, target round {r + 1} of {len(tops)}: {len(evs)} reviews, the target "
-                                 f"kept {top.n_accepted} of {len(top.tokens)} drafted tokens", font=dict(size=14)),
-        barmode="overlay", template="plotly_white", height=160 + 42 * len(evs),
-        margin=dict(l=10, r=10, t=60, b=40),
+                                 f"kept {top.n_accepted} of {len(top.tokens)} drafted tokens", font=dict(size=14),
+                   yref="container", y=1, yanchor="top", pad=dict(t=12)),
+        barmode="overlay", template="plotly_white", height=200 + 42 * len(evs),
+        margin=dict(l=10, r=10, t=100, b=40),  # the title on top, the legend (up to two lines) below it
         xaxis=dict(title=f"output position (from {start})", range=[-0.2, n_pos + 0.2], dtick=1, showgrid=False),
         yaxis=dict(tickmode="array", tickvals=list(range(len(evs))), ticktext=rows, range=[-0.6, len(evs) - 0.4]),
         legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0, xanchor="left"),
