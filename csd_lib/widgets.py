@@ -5,7 +5,10 @@ JupyterLab 4, classic Notebook and Colab. The trace sits in an ``HTML`` widget w
 ``csd-trace-view`` (its content has class ``csd-trace``), the stats in one with class
 ``csd-stats``, what the last change did in ``csd-diff``, the per-pair acceptance of this
 run beside the previous one in ``csd-pairs``, errors in ``csd-error`` and the picture of
-Algorithm 1 for the current K in the ``Output`` widget ``csd-tree``.
+Algorithm 1 for the current K in the ``Output`` widget ``csd-tree``. A round stepper (slider
+``csd-round-slider``, buttons ``csd-round-prev``/``csd-round-next``, readout ``csd-round-label``)
+shows one target round of the current generation unrolled (``viz.round_figure``) in the
+``Output`` widget ``csd-rounds``.
 
 K cells are ``Text`` widgets, not ``IntText``: the browser side of ``IntText`` drops what
 does not parse as an integer (letters vanish, 1.5 becomes 1) before Python sees it, so a
@@ -21,7 +24,7 @@ import re
 from .cascade import generate
 from .plan import METHODS, validate_k
 from .tasks import TASKS, load_task
-from .viz import cascade_tree_figure, stats_html, trace_html
+from .viz import cascade_tree_figure, round_figure, stats_html, trace_html
 
 DEFAULT_PROMPT = ("Reason the math question below step by step. Question: Mia has 4 apples. She buys 3 "
                   "bags with 5 apples in each. How many apples does Mia have now?.\n Answer: ")
@@ -180,6 +183,10 @@ def live_panel(fam, prompt: str | None = None, method: str = "csd", max_new_toke
     ``error`` (HTML widgets), ``tree`` (Output) and ``tree_figure`` (the Algorithm-1
     figure for the current K), ``update()``, ``runs`` (how many generations ran) and
     ``last``/``previous`` (the last two generations), so a notebook can drive it in code.
+    The round stepper is ``round_slider`` (1 to ``n_rounds``, the target rounds of ``last``),
+    ``round_prev``/``round_next`` (buttons), ``round_label`` and ``rounds`` (Output) showing
+    ``round_figure`` (the figure of round ``round_slider.value``). It starts on the first
+    round in which the target rejected a drafted token and keeps its round, clamped, on reruns.
     """
     import ipywidgets as w  # notebook-only: imported when a panel is built
     if method not in METHODS:
@@ -229,6 +236,15 @@ def live_panel(fam, prompt: str | None = None, method: str = "csd", max_new_toke
         wd.add_class(cls)
     tree = w.Output()
     tree.add_class("csd-tree")
+    # one target round unrolled: step through the rounds of the current generation
+    round_slider = w.IntSlider(value=1, min=1, max=1, description="round", continuous_update=False)
+    round_prev = w.Button(description="\u25c0 prev", tooltip="previous target round", layout=w.Layout(width="90px"))
+    round_next = w.Button(description="next \u25b6", tooltip="next target round", layout=w.Layout(width="90px"))
+    round_label = w.HTML("")
+    rounds = w.Output()
+    for wd, cls in ((round_slider, "csd-round-slider"), (round_prev, "csd-round-prev"),
+                    (round_next, "csd-round-next"), (round_label, "csd-round-label"), (rounds, "csd-rounds")):
+        wd.add_class(cls)
     ar_cache: dict = {}
 
     def config(k, lam, temp, seed):
@@ -245,13 +261,45 @@ def live_panel(fam, prompt: str | None = None, method: str = "csd", max_new_toke
                        f'<b>ValueError:</b> {html.escape(str(e))}</div>')
         status.value = ""
 
+    def show_in(out, fig):
+        """Replace what the Output widget ``out`` shows with ``fig``."""
+        from IPython.display import display  # notebook-only: imported when a panel is built
+        out.clear_output(wait=True)
+        with out:
+            display(fig)
+
     def redraw_tree(k, lam):
         fig = cascade_tree_figure(k, cols, lenience=lam, target=fam.target.name)
         box.tree_figure = fig
-        tree.clear_output(wait=True)
-        with tree:
-            from IPython.display import display  # notebook-only: imported when a panel is built
-            display(fig)
+        show_in(tree, fig)
+
+    def show_round(change=None):
+        """Draw round ``round_slider.value`` of the last generation (once per generation and round)."""
+        r = round_slider.value
+        if box.round_key == (box.runs, r):
+            return
+        box.round_key = (box.runs, r)
+        fig = round_figure(box.last, fam.tokenizer, r - 1)
+        box.round_figure = fig
+        round_label.value = f"target round <b>{r}</b> of {box.n_rounds}"
+        round_prev.disabled, round_next.disabled = r <= 1, r >= box.n_rounds
+        show_in(rounds, fig)
+
+    def new_rounds(g):
+        """Fit the stepper to generation ``g``: its number of target rounds, the round kept (clamped)."""
+        tops = [e for e in g.events if e.depth == 0]
+        box.n_rounds = len(tops)
+        if box.runs == 1:  # first run: the first round in which the target rejected a drafted token
+            r = next((i for i, e in enumerate(tops) if e.n_accepted < len(e.tokens)), 0) + 1
+        else:
+            r = min(round_slider.value, len(tops))
+        round_slider.max = max(round_slider.max, len(tops))  # never below the value while it moves
+        round_slider.value = r   # draws (observer) when the round moved
+        round_slider.max = len(tops)
+        show_round()             # draws when only the generation changed
+
+    def step(delta):
+        round_slider.value = min(max(round_slider.value + delta, 1), box.n_rounds)
 
     def update(change=None):
         temp_w.disabled = mode_w.value == "greedy"
@@ -284,18 +332,29 @@ def live_panel(fam, prompt: str | None = None, method: str = "csd", max_new_toke
         diff.value = diff_html(g, box.previous, ar_cache[key], _settings_changed(box.last_cfg, cfg))
         pairs.value = pairs_html(g, box.previous)
         box.last_cfg = cfg
+        new_rounds(g)
         status.value = ""
 
     controls = dict(prompt=prompt_w, method=method_w, lenience=len_w, decoding=mode_w, temperature=temp_w,
                     seed=seed_w, max_new_tokens=mnt_w)
+    round_note = w.HTML("<small>One target round unrolled: every review of Algorithm 1 that led to the "
+                        "target's review, from the bottom up (MaG proposes, the drafters review, the target "
+                        "reviews); each row says the lenience it applied.</small>")
     box = w.VBox([prompt_w, w.HBox([method_w, seed_w, mnt_w]), w.HBox([len_w, mode_w, temp_w]), k_grid, k_note,
-                  status, error, trace, w.HBox([stats, w.VBox([diff, pairs])]), tree],
+                  status, error, trace, w.HBox([stats, w.VBox([diff, pairs])]),
+                  w.HBox([round_prev, round_slider, round_next, round_label]), round_note, rounds, tree],
                  layout=w.Layout(width="100%"))
     box.add_class("csd-live-panel")
     box.controls, box.k_cells, box.trace, box.stats, box.error = controls, cells, trace, stats, error
     box.diff, box.pairs, box.tree = diff, pairs, tree
     box.update, box.runs, box.last, box.previous, box.last_cfg = update, 0, None, None, None
     box.tree_figure, box.tree_key = None, None
+    box.round_slider, box.round_prev, box.round_next, box.round_label, box.rounds = (round_slider, round_prev,
+                                                                                     round_next, round_label, rounds)
+    box.round_figure, box.round_key, box.n_rounds = None, None, 0
+    round_slider.observe(show_round, names="value")
+    round_prev.on_click(lambda _: step(-1))
+    round_next.on_click(lambda _: step(1))
     for wd in [*controls.values(), *(c for row in cells for c in row)]:
         wd.observe(update, names="value")
     update()

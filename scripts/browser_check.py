@@ -185,11 +185,7 @@ def live_panel_check(tmp: Path, chromium: str, timeout: int, notebook: Path) -> 
                 page.goto(f"http://127.0.0.1:{port}/lab/tree/notebooks/{notebook.name}", timeout=90_000)
                 page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
                 time.sleep(3)
-                dialog = page.locator(".jp-Dialog .jp-mod-accept")  # e.g. a kernel picker
-                if dialog.count():
-                    dialog.first.click()
-                page.locator("li.lm-MenuBar-item", has_text="Run").first.click()
-                page.click("li.lm-Menu-item[data-command='runmenu:run-all']")
+                run_all(page)
                 try:
                     panel = page.wait_for_selector(".csd-live-panel .csd-trace .csd-tok", timeout=timeout * 1000)
                 except PlaywrightError:
@@ -249,9 +245,10 @@ def live_panel_check(tmp: Path, chromium: str, timeout: int, notebook: Path) -> 
                 check(f"[[{old + 3}," in tree_title, f"the Algorithm-1 picture redrew for the new K ({tree_title[:60]})")
                 check(page.locator(".csd-live-panel .csd-tok").count() >= 10, "the new trace has coloured tokens")
                 check("identical to AR (greedy)" in stats2 and "yes" in stats2, "the stats still say: identical to AR")
+                round_stepper_check(page)
 
                 DOCS.mkdir(exist_ok=True)
-                page.set_viewport_size({"width": 1300, "height": 2400})  # the whole panel, tree included
+                page.set_viewport_size({"width": 1300, "height": 3400})  # the whole panel, round and tree included
                 time.sleep(2)
                 shot(page.locator(".csd-live-panel").first, DOCS / "live_panel.png")
                 check((DOCS / "live_panel.png").stat().st_size > 10_000, f"{DOCS / 'live_panel.png'} written")
@@ -260,6 +257,60 @@ def live_panel_check(tmp: Path, chromium: str, timeout: int, notebook: Path) -> 
     finally:
         stop(proc)
         print(f"  JupyterLab stopped (pid {proc.pid})")
+
+
+def run_all(page, tries: int = 3) -> None:
+    """Run > Run All Cells; again when no cell was queued within 30 s (a click while the kernel was
+    still starting under load once started nothing)."""
+    started = page.locator(".jp-InputPrompt").filter(has_text=re.compile(r"\[(\*|\d+)\]"))
+    for _ in range(tries):
+        dialog = page.locator(".jp-Dialog .jp-mod-accept")  # e.g. a kernel picker
+        if dialog.count():
+            dialog.first.click()
+        page.locator("li.lm-MenuBar-item", has_text="Run").first.click()
+        page.click("li.lm-Menu-item[data-command='runmenu:run-all']")
+        end = time.time() + 30
+        while time.time() < end:
+            if started.count():
+                return
+            time.sleep(1)
+        print("  (Run All queued no cell within 30 s: again)")
+    raise CheckFailed(f"Run All started no cell in {tries} tries")
+
+
+def round_stepper_check(page) -> None:
+    """Step the panel's target rounds: the next/prev button, then a drag of the round slider to one end;
+    each time the round figure (``csd-rounds``) and the readout must show the new round."""
+    title_sel, label_sel = ".csd-live-panel .csd-rounds .gtitle", ".csd-live-panel .csd-round-label"
+    title = wait_text(page, title_sel, "target round", 60)
+    m = re.search(r"target round (\d+) of (\d+)", title)
+    check(m is not None, f"the panel shows one target round unrolled ({title[:80]})")
+    r, n = int(m[1]), int(m[2])
+    check(n >= 2, f"the generation has several target rounds to step through ({n})")
+    rows0 = page.locator(".csd-live-panel .csd-rounds .ytick").all_text_contents()
+    button, want = (".csd-round-next", r + 1) if r < n else (".csd-round-prev", r - 1)
+    page.locator(f".csd-live-panel {button}").first.click()
+    title = wait_text(page, title_sel, f"target round {want} of {n}", 60)
+    check(f"target round {want} of {n}" in title, f"clicking {button[11:]} shows round {want} ({title[:80]})")
+    label = page.inner_text(label_sel)
+    check(f"target round {want} of {n}" in label, f"the readout follows: {label!r}")
+    rows1 = page.locator(".csd-live-panel .csd-rounds .ytick").all_text_contents()
+    print(f"  (round {r}: {len(rows0)} reviews; round {want}: {len(rows1)} reviews)")
+    end = 1 if want > 1 else n   # drag the handle to the far end of the track
+    handle = page.locator(".csd-round-slider .noUi-handle").first
+    handle.scroll_into_view_if_needed()
+    box = handle.bounding_box()
+    track = page.locator(".csd-round-slider .noUi-base").first.bounding_box()
+    if box is None or track is None:
+        raise CheckFailed("no handle found on the round slider")
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(track["x"] - 20 if end == 1 else track["x"] + track["width"] + 20, y, steps=10)
+    page.mouse.up()
+    title = wait_text(page, title_sel, f"target round {end} of {n}", 60)
+    check(f"target round {end} of {n}" in title, f"dragging the round slider shows round {end} ({title[:80]})")
+    check(f"target round {end} of {n}" in page.inner_text(label_sel), "the readout follows the slider")
 
 
 def levels_changed(a: str, b: str) -> str:

@@ -7,6 +7,7 @@ from csd_lib import generate, load_family, random_family, viz
 from csd_lib.widgets import SAMPLE_TEMPERATURE, pair_acceptance, parse_k, run_diff
 
 ipywidgets = pytest.importorskip("ipywidgets")
+from csd_lib.viz.rounds import round_events  # noqa: E402
 from csd_lib.widgets import k_labels, live_panel  # noqa: E402
 
 PROMPT = "w5 w6 w7 w5 w6"
@@ -127,3 +128,72 @@ def test_default_sample_temperature_visibly_changes_the_text(name):
     differ = [generate(fam, prompt, "csd", temperature=SAMPLE_TEMPERATURE, seed=s, max_new_tokens=64).token_ids
               != greedy for s in range(5)]
     assert all(differ), f"{name}: temperature {SAMPLE_TEMPERATURE} left seeds {differ} equal to greedy"
+
+
+# -- the round stepper: one target round unrolled (viz.round_figure) -------------------------
+
+def _tops(g):
+    return [e for e in g.events if e.depth == 0]
+
+
+def _assert_figure_is_round(fig, g, r):
+    """``fig`` draws exactly the reviews of target round ``r`` (1-based): one row each, every token boxed."""
+    evs = round_events(g, r - 1)
+    assert fig.layout.title.text.startswith(f"{g.method}, target round {r} of {len(_tops(g))}:")
+    ticks = fig.layout.yaxis.ticktext
+    assert len(ticks) == len(evs)
+    start = evs[-1].start
+    for y, (t, e) in enumerate(zip(ticks, evs)):
+        assert t.startswith(f"{e.reviewer} reviews {'+'.join(dict.fromkeys(e.proposers)) or 'nothing'}")
+        drafted = [b for b in fig.data if b.y[0] == y and b.marker.line.width != 3.5]
+        assert [round(b.base[0] - 0.04) for b in drafted] == [e.start - start + j for j in range(len(e.tokens))]
+        assert sum(b.opacity == 0.4 for b in drafted) == len(e.tokens) - e.n_accepted
+
+
+def test_round_stepper_spans_the_target_rounds_and_draws_each(monkeypatch):
+    import csd_lib.widgets as wmod
+    drawn = []
+    monkeypatch.setattr(wmod, "round_figure", lambda g, tok, r: drawn.append(r) or viz.round_figure(g, tok, r))
+    f = random_family("llama", vocab_size=40, n_drafters=2, seed=1)
+    p = live_panel(f, PROMPT, max_new_tokens=8)
+    tops = _tops(p.last)
+    assert p.n_rounds == len(tops) == p.last.stats.calls["target"] >= 3
+    assert (p.round_slider.min, p.round_slider.max) == (1, len(tops))
+    first = next(i for i, e in enumerate(tops) if e.n_accepted < len(e.tokens)) + 1
+    assert p.round_slider.value == first and drawn == [first - 1]   # starts where the target rejected
+    runs = p.runs
+    for r in [*range(1, len(tops) + 1), 2]:
+        p.round_slider.value = r
+        _assert_figure_is_round(p.round_figure, p.last, r)
+        assert f"round <b>{r}</b> of {len(tops)}" in p.round_label.value
+        assert p.round_prev.disabled == (r == 1) and p.round_next.disabled == (r == len(tops))
+    assert p.runs == runs and len(drawn) == len(tops) + 1   # stepping draws, it never reruns generate
+    p.round_next.click()
+    assert p.round_slider.value == 3 and "target round 3 of" in p.round_figure.layout.title.text
+    p.round_prev.click()
+    p.round_prev.click()
+    assert p.round_slider.value == 1
+    p.round_prev.click()   # already at the first round: stays
+    assert p.round_slider.value == 1 and len(drawn) == len(tops) + 4
+
+
+def test_round_stepper_follows_reruns_and_clamps(agreeing):
+    p = live_panel(agreeing, PROMPT, max_new_tokens=12)
+    p.k_cells[0][0].value = "0"   # shorter target blocks: more rounds
+    many = p.n_rounds
+    assert many == len(_tops(p.last)) >= 3 and p.round_slider.max == many
+    p.round_slider.value = many
+    _assert_figure_is_round(p.round_figure, p.last, many)
+    before = p.round_figure
+    p.controls["lenience"].value = agreeing.default_lenience + 1   # a rerun keeps the round, redraws it
+    assert p.n_rounds == many and p.round_slider.value == many and p.round_figure is not before
+    _assert_figure_is_round(p.round_figure, p.last, many)
+    p.k_cells[0][0].value = "10"  # longer target blocks: fewer rounds, the slider clamps
+    few = len(_tops(p.last))
+    assert few < many and p.n_rounds == few == p.round_slider.max == p.round_slider.value
+    _assert_figure_is_round(p.round_figure, p.last, few)
+    assert p.round_next.disabled and f"of {few}" in p.round_label.value
+    p.controls["method"].value = "ar"   # AR: one round per token, the target writing alone
+    n = len(p.last.token_ids)
+    assert p.n_rounds == n == p.round_slider.max and p.round_slider.value == few
+    assert p.round_figure.layout.yaxis.ticktext == ("target reviews nothing",)

@@ -24,6 +24,30 @@ def round_events(g: Generation, r: int) -> list[Event]:
     return g.events[first:tops[r] + 1]
 
 
+def applied_lenience(g: Generation, e: Event) -> list[float]:
+    """The lenience each drafted token of review ``e`` was judged with (1 = strict).
+
+    The target is always strict; a drafter's review applies its lenience to every token
+    except MaG's when the plan keeps MaG strict (``mag_lenience=False``, the paper's rule).
+    """
+    if e.depth == 0 or e.lenience == 1:
+        return [1.0] * len(e.tokens)
+    return [1.0 if who == "mag" and not g.plan.mag_lenience else e.lenience for who in e.proposers]
+
+
+def _lenience_word(lam: float) -> str:
+    return "strict" if lam == 1 else f"l = {lam:g}"
+
+
+def _lenience_note(e: Event, lam: list[float]) -> str:
+    """``strict``, ``l = 3``, or, where a lenient reviewer kept some tokens strict, which:
+    ``strict on mag`` or ``l = 3 on small; strict on mag``."""
+    if e.depth == 0 or all(x == e.lenience for x in lam):
+        return _lenience_word(1.0 if e.depth == 0 else e.lenience)
+    words = {who: _lenience_word(x) for who, x in zip(e.proposers, lam)}
+    return "; ".join(f"{k} on {'+'.join(w for w in words if words[w] == k)}" for k in dict.fromkeys(words.values()))
+
+
 def _appended(e: Event, eos: int | None) -> bool:
     """Whether the reviewer added a token of its own (not after an accepted block that ends with EOS)."""
     return not (e.n_accepted == len(e.tokens) and e.tokens and e.tokens[-1] == eos)
@@ -41,8 +65,9 @@ def round_figure(g: Generation, tokenizer, r: int | None = None, title: str | No
     Each row is one review: boxes at the output positions it reviewed, filled with the colour
     of the level that proposed each token (``provenance``); accepted tokens are outlined, the
     rejected ones faded, struck and hatched (readable without colour), and the reviewer's own
-    token has a thick black border. A lenient review says ``l = ...`` in its row label; the
-    target's is always strict. Hover a box for its acceptance probability min(1, l p(x)/q(x)).
+    token has a thick black border. Each row label says the lenience its review applied (see
+    :func:`applied_lenience`): ``l = ...``, ``strict``, or which proposers' tokens got which.
+    Hover a box for the lenience it was judged with and its acceptance probability min(1, l p(x)/q(x)).
     """
     import plotly.graph_objects as go  # optional dependency: plotly
     tops = [e for e in g.events if e.depth == 0]
@@ -52,15 +77,12 @@ def round_figure(g: Generation, tokenizer, r: int | None = None, title: str | No
     eos = getattr(tokenizer, "eos_token_id", None)
     ids = list(g.token_ids)
     start = evs[-1].start
-    rows = []
-    for e in evs:
-        lenient = e.depth > 0 and e.lenience > 1
-        who = sorted(set(e.proposers), key=e.proposers.index)
-        rows.append(f"{e.reviewer} reviews {'+'.join(who) or 'nothing'}" + (f" (l = {e.lenience:g})" if lenient
-                                                                          else " (strict)"))
+    lams = [applied_lenience(g, e) for e in evs]
+    rows = [f"{e.reviewer} reviews {'+'.join(dict.fromkeys(e.proposers))} ({_lenience_note(e, lam)})" if e.tokens
+            else f"{e.reviewer} reviews nothing" for e, lam in zip(evs, lams)]
     fig = go.Figure()
     legend_done = set()
-    for y, e in enumerate(evs):
+    for y, (e, lam) in enumerate(zip(evs, lams)):
         ctx = ids[:e.start]
         seq = ctx + list(e.tokens) + ([e.next_token] if _appended(e, eos) else [])
         labels = [_label(tokenizer, t, p) for t, p in zip(seq, _pieces(tokenizer, seq))][len(ctx):]
@@ -70,9 +92,10 @@ def round_figure(g: Generation, tokenizer, r: int | None = None, title: str | No
             lv = e.provenance[j]
             col = level_color(lv)
             first_no = j == a
+            judged = f"{e.reviewer} ({_lenience_word(lam[j])})"
             hover = (f"{_esc(labels[j])}: proposed by {e.proposers[j]} ({lv})<br>"
-                     + (f"accepted by {e.reviewer}, min(1, l p/q) = {e.accept_prob[j]:.2f}" if ok else
-                        f"rejected by {e.reviewer}, min(1, l p/q) = {e.accept_prob[j]:.2f}" if first_no else
+                     + (f"accepted by {judged}, min(1, l p/q) = {e.accept_prob[j]:.2f}" if ok else
+                        f"rejected by {judged}, min(1, l p/q) = {e.accept_prob[j]:.2f}" if first_no else
                         f"discarded after the first rejection"))
             show = lv not in legend_done
             legend_done.add(lv)
@@ -104,9 +127,10 @@ def round_figure(g: Generation, tokenizer, r: int | None = None, title: str | No
     n_pos = max(e.start - start + len(e.tokens) + 1 for e in evs)
     fig.update_layout(
         title=dict(text=title or f"{g.method}, target round {r + 1} of {len(tops)}: {len(evs)} reviews, the target "
-                                 f"kept {top.n_accepted} of {len(top.tokens)} drafted tokens", font=dict(size=14)),
-        barmode="overlay", template="plotly_white", height=160 + 42 * len(evs),
-        margin=dict(l=10, r=10, t=60, b=40),
+                                 f"kept {top.n_accepted} of {len(top.tokens)} drafted tokens", font=dict(size=14),
+                   yref="container", y=1, yanchor="top", pad=dict(t=12)),
+        barmode="overlay", template="plotly_white", height=200 + 42 * len(evs),
+        margin=dict(l=10, r=10, t=100, b=40),  # the title on top, the legend (up to two lines) below it
         xaxis=dict(title=f"output position (from {start})", range=[-0.2, n_pos + 0.2], dtick=1, showgrid=False),
         yaxis=dict(tickmode="array", tickvals=list(range(len(evs))), ticktext=rows, range=[-0.6, len(evs) - 0.4]),
         legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0, xanchor="left"),
