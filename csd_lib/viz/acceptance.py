@@ -107,7 +107,8 @@ def calls_figure(gens: dict, title: str = "forward calls per model"):
                       yaxis=dict(title="forward calls", tickformat=",d", range=[0, 1.15 * top], domain=[0, 0.72]),
                       yaxis2=dict(title="tokens per<br>target call", anchor="x", domain=[0.8, 1.0], tickformat=".1f",
                                   range=[0, 1.25 * max(tpc + [1.0])], nticks=3),
-                      legend=dict(orientation="h", y=1.08, yanchor="bottom", x=0), height=520)
+                      legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0), height=540,
+                      margin=dict(t=110))
     return fig
 
 
@@ -141,8 +142,9 @@ def pair_acceptance_figure(gens: dict, max_pos: int = 15, title: str = "measured
             proposer = key.split("<-")[1]
             cond = ps.conditional()[:max_pos]
             fig.add_scatter(x=list(range(1, len(cond) + 1)), y=cond, mode="lines+markers",
-                            name=f"{lab}: {key}", line=dict(color=model_color(proposer), dash=dashes[i % 5]),
-                            marker=dict(symbol=SERIES_SYMBOLS[n_pair % len(SERIES_SYMBOLS)], size=7),
+                            name=f"{lab}: {key}", line=dict(color=model_color(proposer), dash=dashes[i % 5], width=2.5),
+                            marker=dict(symbol=SERIES_SYMBOLS[n_pair % len(SERIES_SYMBOLS)] + ("-open" if i % 2 else ""),
+                                        size=9, line=dict(width=2)),
                             hovertext=[f"reached {r}, accepted {a}" for r, a in
                                        zip(ps.reached[:max_pos], ps.accepted[:max_pos])])
     fig.update_layout(title=title, xaxis_title="position in the reviewed block",

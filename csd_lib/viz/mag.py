@@ -39,7 +39,7 @@ def match_length_figure(lengths: dict, title: str = "length of the longest suffi
     """Histogram bars of MaG match lengths (0 = no match, bigram fill) per labelled source."""
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     fig = go.Figure()
-    cols = ["#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]  # sources, not levels
+    cols = ["#cc79a7", "#393b79", "#c7c7c7", "#8c564b"]  # sources, not levels; far apart in lightness
     for i, (lab, ls) in enumerate(lengths.items()):
         top = min(max(ls) if ls else 0, 20)
         counts = [sum(1 for x in ls if min(x, 20) == v) / max(1, len(ls)) for v in range(top + 1)]
