@@ -201,3 +201,9 @@ def test_calls_figure_labels_never_overlap(run):
     # the tokens-per-call strip is its own axis above the bars' axis
     assert ratio.yaxis == "y2" and fig.layout.yaxis2.domain[0] > fig.layout.yaxis.domain[1]
     assert fig.layout.yaxis.tickformat == ",d"
+
+
+def test_parity_labels_of_neighbours_alternate_above_and_below():
+    pts = [dict(label=m, x=1.0, y=v) for m, v in (("a", 1.30), ("b", 1.31), ("c", 1.32))]
+    fig = viz.parity_figure(pts, "x", "y")
+    assert list(fig.data[0].textposition) == ["top center", "bottom center", "top center"]

@@ -32,7 +32,8 @@ def parity_figure(points: list[dict], x: str, y: str, label: str = "label", xlab
                   ylabel: str | None = None, title: str = "", color: str | None = None):
     """Scatter of ``y`` against ``x`` with the line y = x (theory vs measured, SWI vs walltime).
 
-    Points are labelled directly; with ``color`` each group also gets its own colour and marker symbol.
+    Points are labelled directly (labels of close points alternate above and below); with ``color``
+    each group also gets its own colour and marker symbol.
     """
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     fig = go.Figure()
@@ -42,7 +43,8 @@ def parity_figure(points: list[dict], x: str, y: str, label: str = "label", xlab
     for i, (g, pts) in enumerate(groups.items()):
         st = series_style(i)
         fig.add_scatter(x=[p[x] for p in pts], y=[p[y] for p in pts], mode="markers+text", name=str(g) or y,
-                        text=[p[label] for p in pts], textposition="top center", textfont=dict(size=10),
+                        text=[p[label] for p in pts], textposition=_label_positions([p[y] for p in pts]),
+                        textfont=dict(size=10),
                         marker=dict(size=10, color=st["color"], symbol=st["symbol"],
                                     line=dict(color="#ffffff", width=1)),
                         showlegend=bool(color))
@@ -52,3 +54,12 @@ def parity_figure(points: list[dict], x: str, y: str, label: str = "label", xlab
     fig.update_layout(title=title, xaxis_title=xlabel or x, yaxis_title=ylabel or y, template="plotly_white",
                       xaxis_tickformat=".2~f", yaxis_tickformat=".2~f")
     return fig
+
+
+def _label_positions(ys: list) -> list[str]:
+    """Text positions for point labels: in order of y, alternately above and below, so neighbours do not overlap."""
+    order = sorted(range(len(ys)), key=lambda i: (ys[i] is None, ys[i] or 0.0))
+    pos = [""] * len(ys)
+    for rank, i in enumerate(order):
+        pos[i] = "top center" if rank % 2 == 0 else "bottom center"
+    return pos

@@ -103,7 +103,7 @@ def grid_heatmap(rows: list[dict], value: str, x: str = "k12", y: str = "k11", f
     The scale is sequential (cividis: colour-blind-safe, lightness rising with the value, so
     greyscale keeps the order); the best cell over all facets (``best``: 'max', 'min' or None)
     is outlined and starred; with ``zmid`` (e.g. 1.0 = AR) cells below it are marked with a
-    downward triangle, and the colour bar shows a tick at ``zmid``.
+    downward triangle (a note under the panels says what the marks mean).
     """
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     from plotly.subplots import make_subplots  # plotly: imported when a figure is drawn
@@ -133,9 +133,7 @@ def grid_heatmap(rows: list[dict], value: str, x: str = "k12", y: str = "k11", f
                                          hoverinfo="skip"), row=1, col=c)
         fig.update_xaxes(title_text=x, type="category", row=1, col=c)
     fig.update_yaxes(title_text=y, type="category", row=1, col=1)
-    bar = dict(title=dict(text=value, side="right"))
-    if zmid is not None and lo < zmid < hi:
-        bar.update(tickvals=[lo, zmid, hi], ticktext=[f"{lo:.2f}", f"{zmid:g} \u25bc below", f"{hi:.2f}"])
+    bar = dict(title=dict(text=value, side="right"), tickformat=".2~f")
     notes = [f"\u2605 best ({best} of {value})"] if top is not None else []
     if zmid is not None and lo < zmid:
         notes.append(f"\u25bc below {zmid:g}")
