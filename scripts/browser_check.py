@@ -544,7 +544,11 @@ def figures_check(tmp: Path, chromium: str, timeout: int, notebooks: list[Path],
                                      timeout=60_000)
         try:
             for nb in notebooks:
-                page_path = exported.get(nb.name) or export_notebook(nb, tmp / "export", timeout)
+                try:
+                    page_path = exported.get(nb.name) or export_notebook(nb, tmp / "export", timeout)
+                except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:  # check the others
+                    problems.append(f"{nb.name} did not execute: {str(e)[:200]}")
+                    continue
                 page = browser.new_page(viewport={"width": 1200, "height": 900})
                 try:
                     page.goto(page_path.as_uri(), timeout=120_000)
