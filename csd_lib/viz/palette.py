@@ -46,12 +46,12 @@ LEVEL_UNDERLINE = {
 
 # plotly bar fill pattern per level (marker.pattern.shape): bars read without colour.
 LEVEL_PATTERN = {
-    MATCH: ".",
+    MATCH: "x",
     BIGRAM: "+",
     "small": "/",
     "base": "\\",
     TARGET_CORRECTION: "",
-    TARGET_BONUS: "x",
+    TARGET_BONUS: "|",
 }
 
 # Series that are not levels: colours whose neighbours differ by >= 15 in CIE L* (blue 46,
