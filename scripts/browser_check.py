@@ -25,7 +25,7 @@
    plot must draw at least 2 grey levels besides the white background (not one flat shade).
 
 Usage: ``.venv/bin/python scripts/browser_check.py [--chromium /usr/bin/chromium] [--keep DIR]
-[--shots DIR] [--skip-lab] [--skip-figures | --figures-only]``
+[--shots DIR] [--skip-lab] [--skip-figures | --figures-only] [--figures-of 00,03]``
 Exit status 0 when every check passed, 1 when one failed, 2 when Chromium is missing.
 """
 from __future__ import annotations
@@ -573,6 +573,7 @@ def main() -> int:
     ap.add_argument("--skip-lab", action="store_true", help="skip the live panel in JupyterLab")
     ap.add_argument("--skip-figures", action="store_true", help="skip step 4 (every notebook's figures)")
     ap.add_argument("--figures-only", action="store_true", help="only step 4 (every notebook's figures)")
+    ap.add_argument("--figures-of", default="", help="step 4 on these notebooks only, by number: e.g. 00,03")
     ap.add_argument("--notebook", default=str(NOTEBOOK), help="the notebook to check (default: 00_start_here)")
     ap.add_argument("--family", default="tiny-t5", help="the family whose Algorithm-1 picture is drawn")
     ap.add_argument("--shots", default=None,
@@ -603,8 +604,9 @@ def main() -> int:
             if not args.skip_lab:
                 live_panel_check(tmp, args.chromium, args.timeout, notebook)
         if not args.skip_figures:
-            figures_check(tmp, args.chromium, args.timeout, sorted((ROOT / "notebooks").glob("*.ipynb")),
-                          DOCS, exported)
+            wanted = [n.strip() for n in args.figures_of.split(",") if n.strip()]
+            nbs = [nb for nb in sorted((ROOT / "notebooks").glob("*.ipynb")) if not wanted or nb.name[:2] in wanted]
+            figures_check(tmp, args.chromium, args.timeout, nbs, DOCS, exported)
     except (CheckFailed, PlaywrightError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
         detail = getattr(e, "stderr", None)
         print(f"browser check FAILED: {e}")
