@@ -14,7 +14,8 @@ def ewif_k_figure(settings: list[tuple[float, float]], k_max: int = 20, title: s
     for n, (alpha, c) in enumerate(settings):
         st = series_style(n)
         color = st["color"]
-        fig.add_scatter(x=ks, y=[ewif_sd(alpha, k, c) for k in ks], mode="lines", line=dict(color=color, dash=st["dash"]),
+        fig.add_scatter(x=ks, y=[ewif_sd(alpha, k, c) for k in ks], mode="lines+markers",
+                        line=dict(color=color, dash=st["dash"]), marker=dict(symbol=st["symbol"], size=6),
                         name=f"alpha={alpha:g}, c={c:g}")
         kb, tb = best_k_sd(alpha, c, k_max)
         fig.add_scatter(x=[kb], y=[tb], mode="markers", marker=dict(size=10, symbol="star", color=color),
