@@ -16,8 +16,16 @@
    Algorithm-1 picture) go to the temporary folder, or to ``--shots docs`` to refresh the
    README pictures.
 3. Stops the server by its PID (its process group) in a ``finally`` block.
+4. Figures in greyscale: executes every notebook (``notebooks/*.ipynb``, default family) to
+   HTML once (notebook 00 reuses step 1's export), opens each page in Chromium, and screenshots
+   every plotly figure (``.js-plotly-plot``) through CSS ``grayscale(1)`` as ``NN_figK_grey.png``.
+   Measured per figure: for every pair of legend swatches (the symbol drawn beside each legend
+   entry), >= 15 % of the pixels inked in either must differ by > 40 grey levels, i.e. no two
+   series look alike once colour is gone (lightness, pattern, dash or marker tells them apart); and the
+   plot must draw at least 2 grey levels besides the white background (not one flat shade).
 
-Usage: ``.venv/bin/python scripts/browser_check.py [--chromium /usr/bin/chromium] [--keep DIR]``
+Usage: ``.venv/bin/python scripts/browser_check.py [--chromium /usr/bin/chromium] [--keep DIR]
+[--shots DIR] [--skip-lab] [--skip-figures | --figures-only] [--figures-of 00,03]``
 Exit status 0 when every check passed, 1 when one failed, 2 when Chromium is missing.
 """
 from __future__ import annotations
@@ -500,12 +508,123 @@ def trace_shot(page_path: Path, chromium: str) -> None:
     check((DOCS / "trace.png").stat().st_size > 5_000, f"{DOCS / 'trace.png'} written")
 
 
+# -- 4. every notebook's figures in greyscale ---------------------------------------------
+
+def export_notebook(notebook: Path, out: Path, timeout: int) -> Path:
+    """Execute ``notebook`` (default family) to HTML in ``out``, plotly.js inlined; the page's path."""
+    t0 = time.time()
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--execute",
+                    f"--ExecutePreprocessor.timeout={timeout}", "--output-dir", str(out), str(notebook)],
+                   check=True, env=child_env(CSD_PLOTLY_RENDERER="notebook"), timeout=timeout + 60,
+                   capture_output=True)
+    page = out / (notebook.stem + ".html")
+    print(f"  {notebook.name} executed and exported in {time.time() - t0:.0f} s")
+    return page
+
+
+# per legend entry: the box of the symbol plotly draws left of its name (40 px: bar swatch, line,
+# marker), relative to the figure; every entry of a legend gets the same box size, so swatches align
+_LEGEND_BOXES_JS = """e => { const r0 = e.getBoundingClientRect();
+  return [...e.querySelectorAll('.legend .traces')].map(t => { const r = t.getBoundingClientRect();
+    return {name: (t.querySelector('.legendtext') || {}).textContent || '', x: r.left - r0.left,
+            y: r.top - r0.top + r.height / 2 - 8, w: 40, h: 16}; }); }"""
+
+# the grey pixels of each box of a PNG (one list per box, rows of the box's width) and the number
+# of grey levels (steps of 16) other than the white background that cover >= 200 pixels
+_GREY_PIXELS_JS = """async ({b64, boxes}) => { const img = new Image(); img.src = 'data:image/png;base64,' + b64;
+  await img.decode(); const c = document.createElement('canvas'); c.width = img.width; c.height = img.height;
+  const ctx = c.getContext('2d'); ctx.drawImage(img, 0, 0);
+  const all = ctx.getImageData(0, 0, img.width, img.height).data; const hist = new Array(17).fill(0);
+  for (let i = 0; i < all.length; i += 4) hist[Math.round((all[i] + all[i + 1] + all[i + 2]) / 3 / 16)]++;
+  const levels = hist.slice(0, 16).filter(n => n >= 200).length;
+  const px = boxes.map(b => { const d = ctx.getImageData(Math.round(b.x), Math.round(b.y), b.w, b.h).data;
+    const out = []; for (let i = 0; i < d.length; i += 4) out.push((d[i] + d[i + 1] + d[i + 2]) / 3); return out; });
+  return {levels, px}; }"""
+
+
+def swatch_distance(a: list[float], b: list[float]) -> float:
+    """How unlike two legend swatches look in grey: of the pixels inked in either (grey < 215), the share
+    whose grey differs by more than 40 (0: identical, e.g. two hues of one lightness; 1: nothing shared)."""
+    ink = [(x, y) for x, y in zip(a, b) if min(x, y) < 215]
+    return sum(abs(x - y) > 40 for x, y in ink) / max(1, len(ink))
+
+
+def greyscale_figures(page, shots: Path, prefix: str, min_distance: float = 0.15) -> list[str]:
+    """Screenshot every plotly figure of ``page`` through grayscale(1); the problems found (none: [])."""
+    import base64
+    problems = []
+    plots = page.locator(".js-plotly-plot")
+    n = plots.count()
+    check(n >= 1, f"{prefix}: the page draws plotly figures ({n})")
+    for k in range(n):
+        el = plots.nth(k)
+        el.scroll_into_view_if_needed()
+        title = (el.locator(".gtitle").first.text_content() if el.locator(".gtitle").count() else "") or ""
+        el.evaluate("e => { e.style.filter = 'grayscale(1)'; }")
+        try:
+            png = el.screenshot(timeout=30_000, animations="disabled")
+        finally:
+            el.evaluate("e => { e.style.filter = ''; }")
+        path = shots / f"{prefix}_fig{k + 1}_grey.png"
+        path.write_bytes(png)
+        boxes = el.evaluate(_LEGEND_BOXES_JS)
+        res = page.evaluate(_GREY_PIXELS_JS, {"b64": base64.b64encode(png).decode(), "boxes": boxes})
+        dist = {(i, j): swatch_distance(res["px"][i], res["px"][j])
+                for i in range(len(boxes)) for j in range(i + 1, len(boxes))}
+        alike = [(boxes[i]["name"], boxes[j]["name"]) for (i, j), d in dist.items() if d < min_distance]
+        closest = min(dist.values(), default=None)
+        gap = f"closest legend pair {closest:.2f}" if closest is not None else "no legend"
+        print(f"  {path.name}: {len(boxes)} legend entries, {gap}, {res['levels']} grey levels "
+              f"({title[:60]!r})")
+        if res["levels"] < 2:
+            problems.append(f"{path.name}: only {res['levels']} grey levels")
+        if alike:
+            problems.append(f"{path.name}: legend entries alike in greyscale: {alike}")
+    return problems
+
+
+def figures_check(tmp: Path, chromium: str, timeout: int, notebooks: list[Path], shots: Path,
+                  exported: dict[str, Path]) -> None:
+    """Step 4: every notebook's figures screenshot in greyscale, legend entries told apart."""
+    from playwright.sync_api import sync_playwright
+    print(f"[4] figures of {len(notebooks)} notebooks in greyscale")
+    shots.mkdir(parents=True, exist_ok=True)
+    problems = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"],
+                                     timeout=60_000)
+        try:
+            for nb in notebooks:
+                try:
+                    page_path = exported.get(nb.name) or export_notebook(nb, tmp / "export", timeout)
+                except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:  # check the others
+                    problems.append(f"{nb.name} did not execute: {str(e)[:200]}")
+                    continue
+                page = browser.new_page(viewport={"width": 1200, "height": 900})
+                try:
+                    page.goto(page_path.as_uri(), timeout=120_000)
+                    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+                    time.sleep(1)
+                    problems += greyscale_figures(page, shots, nb.name[:2])
+                finally:
+                    page.close()
+        finally:
+            browser.close()
+    for p in problems:
+        print("  problem:", p)
+    check(not problems, f"every figure of {len(notebooks)} notebooks reads in greyscale "
+                        f"({len(problems)} problems; screenshots in {shots})")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--chromium", default="/usr/bin/chromium")
     ap.add_argument("--timeout", type=int, default=300, help="seconds for executing the notebook")
     ap.add_argument("--keep", default=None, help="keep the temporary files in this folder")
-    ap.add_argument("--skip-lab", action="store_true", help="only the static export")
+    ap.add_argument("--skip-lab", action="store_true", help="skip the live panel in JupyterLab")
+    ap.add_argument("--skip-figures", action="store_true", help="skip step 4 (every notebook's figures)")
+    ap.add_argument("--figures-only", action="store_true", help="only step 4 (every notebook's figures)")
+    ap.add_argument("--figures-of", default="", help="step 4 on these notebooks only, by number: e.g. 00,03")
     ap.add_argument("--notebook", default=str(NOTEBOOK), help="the notebook to check (default: 00_start_here)")
     ap.add_argument("--family", default="tiny-t5", help="the family whose Algorithm-1 picture is drawn")
     ap.add_argument("--shots", default=None,
@@ -528,11 +647,17 @@ def main() -> int:
     DOCS = Path(args.shots).resolve() if args.shots else tmp
     try:
         notebook = Path(args.notebook).resolve()
-        page = static_export(tmp, args.chromium, args.timeout, notebook)
-        trace_shot(page, args.chromium)
-        tree_shot(tmp, args.chromium, args.family)
-        if not args.skip_lab:
-            live_panel_check(tmp, args.chromium, args.timeout, notebook)
+        exported = {}
+        if not args.figures_only:
+            exported[notebook.name] = static_export(tmp, args.chromium, args.timeout, notebook)
+            trace_shot(exported[notebook.name], args.chromium)
+            tree_shot(tmp, args.chromium, args.family)
+            if not args.skip_lab:
+                live_panel_check(tmp, args.chromium, args.timeout, notebook)
+        if not args.skip_figures:
+            wanted = [n.strip() for n in args.figures_of.split(",") if n.strip()]
+            nbs = [nb for nb in sorted((ROOT / "notebooks").glob("*.ipynb")) if not wanted or nb.name[:2] in wanted]
+            figures_check(tmp, args.chromium, args.timeout, nbs, DOCS, exported)
     except (CheckFailed, PlaywrightError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
         detail = getattr(e, "stderr", None)
         print(f"browser check FAILED: {e}")

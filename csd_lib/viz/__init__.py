@@ -17,13 +17,15 @@ from .lossless import sampling_figure
 from .mag import mag_hits_figure, mag_step_html, match_length_figure
 from .notebook import setup_notebook
 from .predict import forecast_figure
-from .palette import (LEVEL_COLORS, LEVEL_ORDER, LEVEL_UNDERLINE, OKABE_ITO, level_color, level_css, model_color,
-                      proposer_color, relative_luminance, text_color)
+from .palette import (LEVEL_COLORS, LEVEL_ORDER, LEVEL_PATTERN, LEVEL_UNDERLINE, OKABE_ITO, SEQUENTIAL_SCALE,
+                      bar_pattern, level_color, level_css, level_pattern, model_color, proposer_color,
+                      relative_luminance, series_style, text_color)
 from .rounds import round_events, round_figure
 from .trace import (save_trace_html, stats_html, token_origins, token_pieces, trace_figure, trace_html,
                     trace_text)
 
-__all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "LEVEL_UNDERLINE", "OKABE_ITO", "acceptance_figure", "bench_figure", "calls_figure", "cascade_tree", "cascade_tree_figure", "cor44_figure", "cost_figure",
+__all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "LEVEL_PATTERN", "LEVEL_UNDERLINE", "OKABE_ITO", "SEQUENTIAL_SCALE",
+           "acceptance_figure", "bar_pattern", "bench_figure", "level_pattern", "series_style", "calls_figure", "cascade_tree", "cascade_tree_figure", "cor44_figure", "cost_figure",
            "coverage_figure", "coverage_from_events", "ewif_k_figure", "forecast_figure", "grid_heatmap", "level_color", "level_css",
            "lines_figure", "mag_hits_figure", "mag_step_html", "match_length_figure", "merged_acceptance",
            "model_color", "pair_acceptance_figure", "parity_figure", "planned_coverage",

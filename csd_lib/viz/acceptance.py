@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..trace import PairStats
-from .palette import level_color, model_color
+from .palette import SERIES_DASHES, SERIES_SYMBOLS, bar_pattern, level_color, level_pattern, model_color
 
 
 def acceptance_figure(curves: dict, conditional: bool = True, fit: bool = True, paper: bool = True,
@@ -16,19 +16,22 @@ def acceptance_figure(curves: dict, conditional: bool = True, fit: bool = True, 
     """
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     fig = go.Figure()
-    for name, cv in curves.items():
+    for n, (name, cv) in enumerate(curves.items()):
         role = name.split("->")[0]
         col = level_color(role)
+        sym = SERIES_SYMBOLS[n % len(SERIES_SYMBOLS)]  # one marker shape per pair, besides its colour
         pos = list(range(1, len(cv["unconditional"]) + 1))
         fig.add_scatter(x=pos, y=cv["unconditional"], mode="lines+markers", name=f"{name} P(first i accepted)",
-                        line=dict(color=col), legendgroup=name)
+                        line=dict(color=col), marker=dict(symbol=sym, size=7), legendgroup=name)
         if conditional:
             fig.add_scatter(x=pos, y=cv["conditional"], mode="markers", name=f"{name} P(i | 1..i-1 accepted)",
-                            marker=dict(color=col, symbol="circle-open", size=7), legendgroup=name)
+                            marker=dict(color=col, symbol=f"{sym}-open", size=8, line=dict(width=2)),
+                            legendgroup=name)
         if fit and cv.get("alpha") == cv.get("alpha"):  # not nan
             a = cv["alpha"]
             fig.add_scatter(x=pos, y=[a ** i for i in pos], mode="lines", name=f"{name} fit {a:.2f}^i",
-                            line=dict(color=col, dash="dash"), legendgroup=name)
+                            line=dict(color=col, dash=SERIES_DASHES[1 + n % (len(SERIES_DASHES) - 1)]),
+                            legendgroup=name)
     if paper:
         fig.add_scatter(x=[1, 1], y=[0.7, 0.8], mode="lines", line=dict(color="#7f7f7f", width=8),
                         opacity=0.5, name="paper Fig. 2 (pos 1: 0.7-0.8, pos 30: <= 0.1)")
@@ -85,19 +88,40 @@ def calls_figure(gens: dict, title: str = "forward calls per model"):
         [k for k in names if k not in ("target", "base", "small", "mag")]
     fig = go.Figure()
     labels = list(gens)
+    ticks = [_wrap_label(lab) for lab in labels]
     for k in order:
         ys = [calls[lab].get(k, 0) for lab in labels]
-        fig.add_bar(name=k + (" (free)" if k == "mag" else ""), x=labels, y=ys, marker_color=model_color(k),
-                    text=ys, textposition="outside")
+        col = model_color(k)
+        fig.add_bar(name=k + (" (free)" if k == "mag" else ""), x=ticks, y=ys,
+                    marker=dict(color=col, line=dict(color="#000000", width=1), pattern=bar_pattern(level_pattern(k), col)),
+                    text=ys, textposition="outside", textangle=0, textfont=dict(size=9), cliponaxis=False)
     tpc = [sum(g.stats.n_tokens for g in _runs(gens[lab])) / max(1, calls[lab].get("target", 0)) for lab in labels]
-    fig.add_scatter(x=labels, y=tpc, mode="markers+text", name="tokens per target call", yaxis="y2",
+    # the ratio gets its own strip above the bars (yaxis2), so its labels never sit on the bars' labels
+    fig.add_scatter(x=ticks, y=tpc, mode="markers+text", name="tokens per target call (top strip)", yaxis="y2",
                     marker=dict(color="#000000", symbol="diamond", size=11),
-                    text=[f"{v:.2f}" for v in tpc], textposition="top center")
-    fig.update_layout(title=title, barmode="group", template="plotly_white", yaxis_title="forward calls",
-                      yaxis2=dict(title="tokens per target call", overlaying="y", side="right",
-                                  rangemode="tozero", showgrid=False),
-                      legend=dict(orientation="h", y=-0.2))
+                    text=[f"{v:.2f}" for v in tpc], textposition="middle right", textfont=dict(size=10),
+                    cliponaxis=False)
+    top = max([v for c in calls.values() for v in c.values()] + [1])
+    fig.update_layout(title=title, barmode="group", template="plotly_white",
+                      xaxis=dict(title="configuration", tickangle=0),
+                      yaxis=dict(title="forward calls", tickformat=",d", range=[0, 1.15 * top], domain=[0, 0.72]),
+                      yaxis2=dict(title="tokens per<br>target call", anchor="x", domain=[0.8, 1.0], tickformat=".1f",
+                                  range=[0, 1.25 * max(tpc + [1.0])], nticks=3),
+                      legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0), height=540,
+                      margin=dict(t=110))
     return fig
+
+
+def _wrap_label(text: str, width: int = 18) -> str:
+    """A tick label broken into lines of about ``width`` characters (plotly ``<br>``), so labels never overlap."""
+    lines, cur = [], ""
+    for word in text.split():
+        if cur and len(cur) + 1 + len(word) > width:
+            lines.append(cur)
+            cur = word
+        else:
+            cur = f"{cur} {word}".strip()
+    return "<br>".join(lines + [cur])
 
 
 def pair_acceptance_figure(gens: dict, max_pos: int = 15, title: str = "measured acceptance per review pair"):
@@ -109,12 +133,18 @@ def pair_acceptance_figure(gens: dict, max_pos: int = 15, title: str = "measured
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     fig = go.Figure()
     dashes = ["solid", "dash", "dot", "dashdot", "longdash"]
+    pairs: list[str] = []  # one marker symbol per reviewer<-proposer pair, one dash per run
     for i, (lab, g) in enumerate(gens.items()):
         for key, ps in merged_acceptance(g).items():
+            if key not in pairs:
+                pairs.append(key)
+            n_pair = pairs.index(key)
             proposer = key.split("<-")[1]
             cond = ps.conditional()[:max_pos]
             fig.add_scatter(x=list(range(1, len(cond) + 1)), y=cond, mode="lines+markers",
-                            name=f"{lab}: {key}", line=dict(color=model_color(proposer), dash=dashes[i % 5]),
+                            name=f"{lab}: {key}", line=dict(color=model_color(proposer), dash=dashes[i % 5], width=2.5),
+                            marker=dict(symbol=SERIES_SYMBOLS[n_pair % len(SERIES_SYMBOLS)] + ("-open" if i % 2 else ""),
+                                        size=9, line=dict(width=2)),
                             hovertext=[f"reached {r}, accepted {a}" for r, a in
                                        zip(ps.reached[:max_pos], ps.accepted[:max_pos])])
     fig.update_layout(title=title, xaxis_title="position in the reviewed block",

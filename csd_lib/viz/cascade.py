@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..plan import check_lenience, validate_k
-from .palette import model_color, proposer_color, text_color
+from .palette import SEQUENTIAL_SCALE, bar_pattern, level_pattern, model_color, proposer_color, text_color
 
 
 def planned_coverage(k, drafters: list[str], reviewer: str = "target") -> list[dict]:
@@ -41,15 +41,17 @@ def planned_coverage_figure(k, drafters: list[str], reviewer: str = "target", ti
     seen = set()
     for r in rows:
         label = f"{r['reviewer']} reviews"
+        col = proposer_color(r["drafter"])
         fig.add_bar(y=[label], x=[r["end"] - r["start"]], base=[r["start"]], orientation="h",
-                    marker_color=proposer_color(r["drafter"]), name=r["drafter"],
+                    marker=dict(color=col, line=dict(color="#000000", width=1),
+                                pattern=bar_pattern(level_pattern(r["drafter"]), col)), name=r["drafter"],
                     legendgroup=r["drafter"], showlegend=r["drafter"] not in seen,
                     text=[f"{r['drafter']} {r['start'] + 1}-{r['end']}"], textposition="inside",
                     hovertemplate=f"{r['drafter']}: positions {r['start'] + 1}..{r['end']}<extra></extra>")
         seen.add(r["drafter"])
     fig.update_layout(title=title or f"planned draft positions for K = {k}", barmode="overlay",
                       xaxis_title="draft position in the block (minimum budgets)", template="plotly_white",
-                      yaxis=dict(autorange="reversed"), height=120 + 60 * len({r['reviewer'] for r in rows}))
+                      yaxis=dict(autorange="reversed", title="reviewer"), height=120 + 60 * len({r['reviewer'] for r in rows}))
     return fig
 
 
@@ -79,45 +81,79 @@ def coverage_figure(events, depth: int = 0, max_pos: int | None = 30, title: str
     order = [w for w in ("base", "small", "mag") if w in cov] + [w for w in cov if w not in ("base", "small", "mag")]
     fig = go.Figure()
     for w in order:
+        col = proposer_color(w)
         fig.add_bar(x=list(range(1, n + 1)), y=[c / t if t else 0 for c, t in zip(cov[w], tot)], name=w,
-                    marker_color=proposer_color(w), customdata=cov[w],
+                    marker=dict(color=col, line=dict(color="#000000", width=0.5),
+                                pattern=bar_pattern(level_pattern(w), col)), customdata=cov[w],
                     hovertemplate=f"{w}: %{{customdata}} blocks<extra></extra>")
     reviewer = next((e.reviewer for e in events if e.depth == depth), "?")
     fig.add_scatter(x=list(range(1, n + 1)), y=[t / max(tot) if tot else 0 for t in tot], mode="lines",
                     line=dict(color="black", dash="dot"), name="blocks this long (share)")
     fig.update_layout(title=title or f"who drafted each position of the blocks {reviewer} reviewed",
                       barmode="stack", xaxis_title="position in the reviewed block",
-                      yaxis_title="share of blocks", template="plotly_white")
+                      yaxis_title="share of blocks", yaxis_tickformat=".0%", template="plotly_white",
+                      legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0))
     return fig
 
 
 def grid_heatmap(rows: list[dict], value: str, x: str = "k12", y: str = "k11", facet: str = "lenience",
-                 title: str | None = None, zmid: float | None = 1.0):
-    """One heatmap of ``value`` over (x, y) per distinct ``facet``; cells are annotated."""
+                 title: str | None = None, zmid: float | None = 1.0, best: str | None = "max"):
+    """One heatmap of ``value`` over (x, y) per distinct ``facet``; cells are annotated.
+
+    The scale is sequential (cividis: colour-blind-safe, lightness rising with the value, so
+    greyscale keeps the order); the best cell over all facets (``best``: 'max', 'min' or None)
+    is outlined and starred; with ``zmid`` (e.g. 1.0 = AR) cells below it are marked with a
+    downward triangle (a note under the panels says what the marks mean).
+    """
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     from plotly.subplots import make_subplots  # plotly: imported when a figure is drawn
+    if best not in ("max", "min", None):
+        raise ValueError(f"best must be 'max', 'min' or None, got {best!r}")
     facets = sorted({r[facet] for r in rows})
     xs = sorted({r[x] for r in rows})
     ys = sorted({r[y] for r in rows})
     vals = [r[value] for r in rows]
     lo, hi = min(vals), max(vals)
+    top = (max if best == "max" else min)(rows, key=lambda r: r[value]) if best else None
     fig = make_subplots(rows=1, cols=len(facets), subplot_titles=[f"{facet} = {f:g}" for f in facets],
-                        shared_yaxes=True, horizontal_spacing=0.04)
+                        shared_yaxes=True, horizontal_spacing=0.06)
     for c, f in enumerate(facets, start=1):
         cell = {(r[x], r[y]): r[value] for r in rows if r[facet] == f}
-        z = [[cell.get((xv, yv)) for xv in xs] for yv in ys]
+        z = [[cell.get((xv, yv)) for xv in xs] for yv in ys]  # [len(ys)][len(xs)]
+        text = [[_cell_text(v, zmid, top is not None and top[facet] == f and (xv, yv) == (top[x], top[y]))
+                 for xv, v in zip(xs, zrow)] for yv, zrow in zip(ys, z)]
         fig.add_trace(go.Heatmap(z=z, x=[str(v) for v in xs], y=[str(v) for v in ys], coloraxis="coloraxis",
-                                 texttemplate="%{z:.2f}", hovertemplate=f"{x}=%{{x}} {y}=%{{y}}: %{{z:.3f}}<extra></extra>"),
+                                 text=text, texttemplate="%{text}", textfont=dict(size=12),
+                                 hovertemplate=f"{x}=%{{x}} {y}=%{{y}}: %{{z:.3f}}<extra></extra>"),
                       row=1, col=c)
-        fig.update_xaxes(title_text=x, row=1, col=c)
-    fig.update_yaxes(title_text=y, row=1, col=1)
-    if zmid is not None and lo < zmid < hi:  # diverging around zmid (red: slower than AR)
-        cax = dict(colorscale="RdBu", cmid=zmid, colorbar=dict(title=value))
-    else:
-        cax = dict(colorscale="Blues", cmin=lo, cmax=hi, colorbar=dict(title=value))
-    fig.update_layout(title=title or value, coloraxis=cax, template="plotly_white",
-                      height=340, width=max(420, 300 * len(facets)))
+        if top is not None and top[facet] == f:  # outline the best cell: white inside black, reads on any shade
+            for col, size, width in (("#000000", 50, 4), ("#ffffff", 42, 2)):
+                fig.add_trace(go.Scatter(x=[str(top[x])], y=[str(top[y])], mode="markers", showlegend=False,
+                                         marker=dict(symbol="square-open", size=size, color=col, line=dict(width=width)),
+                                         hoverinfo="skip"), row=1, col=c)
+        fig.update_xaxes(title_text=x, type="category", row=1, col=c)
+    fig.update_yaxes(title_text=y, type="category", row=1, col=1)
+    bar = dict(title=dict(text=value, side="right"), tickformat=".2~f")
+    notes = [f"\u2605 best ({best} of {value})"] if top is not None else []
+    if zmid is not None and lo < zmid:
+        notes.append(f"\u25bc below {zmid:g}")
+    if notes:
+        fig.add_annotation(text="; ".join(notes), xref="paper", yref="paper", x=0, y=-0.02, yanchor="top",
+                           xanchor="left", showarrow=False, yshift=-40, font=dict(size=11))
+    cell_px = 56
+    fig.update_layout(title=title or value, template="plotly_white",
+                      coloraxis=dict(colorscale=SEQUENTIAL_SCALE, cmin=lo, cmax=hi, colorbar=bar),
+                      height=min(700, 200 + cell_px * len(ys)),
+                      width=min(1100, 220 + len(facets) * (cell_px * len(xs) + 40)),
+                      margin=dict(b=100))
     return fig
+
+
+def _cell_text(v, zmid: float | None, is_best: bool) -> str:
+    """A heatmap cell's label: the value, a star on the best cell, a triangle below ``zmid``."""
+    if v is None:
+        return ""
+    return ("\u2605 " if is_best else "") + f"{v:.2f}" + (" \u25bc" if zmid is not None and v < zmid else "")
 
 
 def _tree_args(k, drafters, lenience, target):

@@ -7,6 +7,7 @@ import numpy as np
 from ..costmodel import CostModel
 from ..summary import predicted_vs_measured
 from .bench import parity_figure
+from .palette import bar_pattern, level_pattern, model_color, series_style
 
 
 def cost_figure(cm: CostModel, title: str | None = None):
@@ -16,20 +17,21 @@ def cost_figure(cm: CostModel, title: str | None = None):
     names = list(cm.forward)
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=[
         f"{nm} (R² {cm.forward[nm].r2:.3f})" for nm in names])
-    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
     for j, nm in enumerate(names, 1):
         rows = [s for s in cm.samples if s[0] == nm and s[1] > 0]
         for i, L in enumerate(sorted({r[2] for r in rows})):
             pts = sorted((r[1], r[3]) for r in rows if r[2] == L)
             ns = np.array([p[0] for p in pts])
-            col = colors[i % len(colors)]
-            fig.add_trace(go.Scatter(x=ns, y=[1e3 * p[1] for p in pts], mode="markers", marker_color=col,
+            st = series_style(i)  # one colour, symbol and dash per context length L
+            fig.add_trace(go.Scatter(x=ns, y=[1e3 * p[1] for p in pts], mode="markers",
+                                     marker=dict(color=st["color"], symbol=st["symbol"], size=7),
                                      name=f"L = {L} measured", legendgroup=str(L), showlegend=j == 1), row=1, col=j)
             grid = np.arange(1, ns.max() + 1)
-            fig.add_trace(go.Scatter(x=grid, y=1e3 * cm.forward[nm](grid, L), mode="lines", line_color=col,
+            fig.add_trace(go.Scatter(x=grid, y=1e3 * cm.forward[nm](grid, L), mode="lines",
+                                     line=dict(color=st["color"], dash=st["dash"]),
                                      name=f"L = {L} fit", legendgroup=str(L), showlegend=j == 1), row=1, col=j)
         fig.update_xaxes(title_text="tokens scored per call (n)", row=1, col=j)
-    fig.update_yaxes(title_text="ms per call", row=1, col=1)
+        fig.update_yaxes(title_text="ms per call", row=1, col=j)
     fig.update_layout(title=title or f"{cm.family} on {cm.device}: cost of one forward call",
                       template="plotly_white", height=380)
     return fig
@@ -49,8 +51,11 @@ def time_share_figure(records: list[dict], cm: CostModel, title: str = ""):
     import plotly.graph_objects as go  # optional dependency (figures)
     pv = {m: v for m, v in predicted_vs_measured(records, cm).items() if m != "ar"}
     names = list(dict.fromkeys(n for v in pv.values() for n in v["cost_share"]))
-    fig = go.Figure([go.Bar(name=n, x=list(pv), y=[100 * v["cost_share"].get(n, 0.0) for v in pv.values()])
+    fig = go.Figure([go.Bar(name=n, x=list(pv), y=[100 * v["cost_share"].get(n, 0.0) for v in pv.values()],
+                            marker=dict(color=model_color(n), line=dict(color="#000000", width=1),
+                                        pattern=bar_pattern(level_pattern(n), model_color(n))))
                      for n in names])
-    fig.update_layout(barmode="stack", yaxis_title="% of predicted time", template="plotly_white",
+    fig.update_layout(barmode="stack", xaxis_title="method", yaxis_title="% of predicted time",
+                      yaxis_range=[0, 100], template="plotly_white",
                       title=title or "where the time goes (cost model)")
     return fig

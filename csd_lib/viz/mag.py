@@ -6,7 +6,7 @@ import html
 import numpy as np
 
 from ..mag import MATCH, longest_suffix_match
-from .palette import LEVEL_COLORS, level_css
+from .palette import LEVEL_COLORS, SERIES_PATTERNS, bar_pattern, level_css
 from .trace import _label, _pieces
 
 
@@ -27,8 +27,11 @@ def mag_hits_figure(rows: list[dict], title: str = "Max-Gram on reference soluti
                     text=[f"{r['hit_rate']:.2f}"], textposition="outside", row=1, col=1)
         fig.add_bar(x=[r["variant"]], y=[r["mean_accepted"]], marker_color=c, name=r["variant"],
                     showlegend=False, text=[f"{r['mean_accepted']:.2f}"], textposition="outside", row=1, col=2)
-    fig.update_layout(title=title, template="plotly_white", height=380)
+    fig.update_layout(title=title, template="plotly_white", height=400)
     fig.update_yaxes(rangemode="tozero")
+    fig.update_xaxes(title_text="MaG variant", tickangle=-30 if len(rows) > 4 else 0)
+    fig.update_yaxes(title_text="share of calls", tickformat=".0%", row=1, col=1)
+    fig.update_yaxes(title_text="tokens per call", tickformat=".1f", row=1, col=2)
     return fig
 
 
@@ -36,14 +39,16 @@ def match_length_figure(lengths: dict, title: str = "length of the longest suffi
     """Histogram bars of MaG match lengths (0 = no match, bigram fill) per labelled source."""
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     fig = go.Figure()
-    cols = ["#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]  # sources, not levels
+    cols = ["#cc79a7", "#393b79", "#c7c7c7", "#8c564b"]  # sources, not levels; far apart in lightness
     for i, (lab, ls) in enumerate(lengths.items()):
         top = min(max(ls) if ls else 0, 20)
         counts = [sum(1 for x in ls if min(x, 20) == v) / max(1, len(ls)) for v in range(top + 1)]
+        col = cols[i % len(cols)]
         fig.add_bar(x=[str(v) if v < 20 else "20+" for v in range(top + 1)], y=counts, name=lab,
-                    marker_color=cols[i % len(cols)])
+                    marker=dict(color=col, line=dict(color="#000000", width=1),
+                                pattern=bar_pattern(SERIES_PATTERNS[i % len(SERIES_PATTERNS)], col)))
     fig.update_layout(title=title, barmode="group", template="plotly_white", xaxis_title="match length (tokens)",
-                      yaxis_title="share of positions")
+                      xaxis_type="category", yaxis_title="share of positions", yaxis_tickformat=".0%")
     return fig
 
 

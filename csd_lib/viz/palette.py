@@ -5,7 +5,12 @@ stays distinguishable under the common colour-vision deficiencies. They are assi
 that levels next to each other in ``LEVEL_ORDER`` also differ in CIE L* lightness by at
 least 15, so a greyscale print still separates them (tests/test_palette.py measures it).
 The HTML trace adds one underline style per level (``LEVEL_UNDERLINE``), which reads
-without any colour at all.
+without any colour at all; bar charts add one fill pattern per level (``LEVEL_PATTERN``).
+
+Figures whose series are not cascade levels (methods, cost models, sources) take
+``series_style(i)``: an Okabe-Ito colour, a bar pattern, a line dash and a marker symbol,
+so series differ in more than hue. Heatmaps use ``SEQUENTIAL_SCALE`` (cividis: made for
+colour-vision deficiencies, its lightness rises monotonically, so greyscale keeps the order).
 """
 from __future__ import annotations
 
@@ -39,6 +44,28 @@ LEVEL_UNDERLINE = {
     TARGET_BONUS: "overline solid",
 }
 
+# plotly bar fill pattern per level (marker.pattern.shape): bars read without colour.
+LEVEL_PATTERN = {
+    MATCH: "x",
+    BIGRAM: "+",
+    "small": "/",
+    "base": "\\",
+    TARGET_CORRECTION: "",
+    TARGET_BONUS: "|",
+}
+
+# Series that are not levels: colours whose neighbours differ by >= 15 in CIE L* (blue 46,
+# orange 71, black 0, sky blue 70, vermillion 54, reddish purple 61), and per series one
+# pattern, one dash and one symbol, all distinct.
+SERIES_COLORS = [OKABE_ITO[c] for c in ("blue", "orange", "black", "sky blue", "vermillion", "reddish purple")]
+SERIES_PATTERNS = ["", "/", ".", "x", "\\", "+", "-", "|"]
+SERIES_DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
+SERIES_SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "star", "cross", "triangle-down"]
+
+# Sequential heatmap scale: cividis (Nunez, Anderton and Renslow, PLoS ONE 2018), dark to light.
+SEQUENTIAL_SCALE = ["#00224e", "#123570", "#3b496c", "#575d6d", "#707173", "#8a8678", "#a59c74", "#c3b369",
+                    "#e1cc55", "#fee838"]
+
 # 256-colour terminal backgrounds nearest to LEVEL_COLORS (foreground chosen like text_color).
 _ANSI = {MATCH: "48;5;36;38;5;16", BIGRAM: "48;5;227;38;5;16", "small": "48;5;74;38;5;16",
          "base": "48;5;25;38;5;231", TARGET_CORRECTION: "48;5;214;38;5;16", TARGET_BONUS: "48;5;166;38;5;16"}
@@ -69,6 +96,23 @@ def proposer_color(name: str) -> str:
 def model_color(name: str) -> str:
     """The colour of a model (cascade role) in bar charts: the target as its corrections, MaG as a match."""
     return proposer_color(name)
+
+
+def level_pattern(name: str) -> str:
+    """The bar fill pattern of a level, proposer key or model name ('' = solid; unknown names: '-')."""
+    return LEVEL_PATTERN.get(_PROPOSER_ALIAS.get(name, name), "-")
+
+
+def bar_pattern(shape: str, color: str) -> dict:
+    """``marker.pattern`` for a bar of ``color``: the colour fills, the pattern is drawn over it in
+    black or white (whichever reads on that colour), so the shape survives greyscale."""
+    return dict(shape=shape, fillmode="overlay", fgcolor=text_color(color), fgopacity=0.6, size=7, solidity=0.3)
+
+
+def series_style(i: int) -> dict:
+    """Colour, bar pattern, line dash and marker symbol of the ``i``-th series of a figure."""
+    return dict(color=SERIES_COLORS[i % len(SERIES_COLORS)], pattern=SERIES_PATTERNS[i % len(SERIES_PATTERNS)],
+                dash=SERIES_DASHES[i % len(SERIES_DASHES)], symbol=SERIES_SYMBOLS[i % len(SERIES_SYMBOLS)])
 
 
 def relative_luminance(hex_color: str) -> float:

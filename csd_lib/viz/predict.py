@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..mag import MATCH
-from .palette import LEVEL_COLORS, OKABE_ITO, level_color
+from .palette import LEVEL_COLORS, OKABE_ITO, SERIES_DASHES, SERIES_SYMBOLS, level_color
 
 
 def forecast_figure(res: dict, title: str | None = None):
@@ -20,11 +20,13 @@ def forecast_figure(res: dict, title: str | None = None):
             series.setdefault((f"SD, {r['drafter']} drafts", r["drafter"], "solid"), []).append(r)
         elif r["method"] == "vertical":
             series.setdefault(("vertical: largest drafter + MaG", MATCH, "dash"), []).append(r)
-    for (name, level, dash), rows in series.items():
+    for n, ((name, level, dash), rows) in enumerate(series.items()):
         color = level_color(level) if level in LEVEL_COLORS else OKABE_ITO["black"]
         ks = [r["k"][0][0] for r in rows]
+        # SD lines differ by dash and symbol too (one per drafter), not by colour alone
         fig.add_scatter(x=ks, y=[r["speedup"] for r in rows], mode="lines+markers", name=name,
-                        line=dict(color=color, dash=dash))
+                        line=dict(color=color, dash=dash if dash != "solid" else SERIES_DASHES[2 * n % 6]),
+                        marker=dict(symbol=SERIES_SYMBOLS[n % len(SERIES_SYMBOLS)], size=7))
         b = max(rows, key=lambda r: r["speedup"])
         fig.add_scatter(x=[b["k"][0][0]], y=[b["speedup"]], mode="markers", showlegend=False,
                         marker=dict(size=13, symbol="star", color=color),

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from ..trace import TARGET_BONUS, TARGET_CORRECTION, Generation
-from .palette import _ANSI, LEVEL_ORDER, LEVEL_UNDERLINE, level_color, level_css, text_color
+from .palette import _ANSI, LEVEL_ORDER, LEVEL_UNDERLINE, level_color, level_css, level_pattern, text_color
 
 
 def token_pieces(g: Generation, tokenizer) -> list[str]:
@@ -116,17 +116,29 @@ def _wrap(labels: list[str], width: float) -> tuple[list[float], list[float], li
 
 
 def _boxes(name, x0, w, rows, labels, colors, hover, visible=True, showlegend=False, opacity=1.0,
-           line_color=None, line_width=0.0, pattern=None, strike=False, legendgroup=None):
+           line_color=None, line_width=0.0, pattern=None, strike=False, legendgroup=None, levels=None):
+    """Token boxes as one horizontal bar trace; ``levels``: each box's level, drawn as a light fill
+    pattern (LEVEL_PATTERN) so levels of one grey still differ."""
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     text = [f"<s>{_esc(t)}</s>" if strike else _esc(t) for t in labels]
     marker = dict(color=colors, line=dict(color=line_color or "rgba(0,0,0,0)", width=line_width))
     if pattern:
         marker["pattern"] = dict(shape=pattern, fgcolor="#555555", size=6, solidity=0.2)
+    elif levels:
+        marker["pattern"] = _level_pattern(levels, colors)
     return go.Bar(name=name, orientation="h", base=x0, x=w, y=rows, text=text, width=0.78,
                   marker=marker, opacity=opacity, hovertext=hover, hoverinfo="text",
                   textposition="inside", insidetextanchor="middle", constraintext="none",
                   textangle=0, textfont=dict(color=[text_color(c) for c in colors], family="monospace"),
                   visible=visible, showlegend=showlegend, legendgroup=legendgroup, cliponaxis=False)
+
+
+def _level_pattern(levels: list[str], colors: list[str], strong: bool = False) -> dict:
+    """``marker.pattern`` of boxes of these levels: a light overlay in the box's text colour (token
+    boxes), or a strong one (``strong``: the legend's small swatches)."""
+    return dict(shape=[level_pattern(lv) for lv in levels], fillmode="overlay",
+                fgcolor=[text_color(c) for c in colors], fgopacity=1.0 if strong else 0.45,
+                size=5 if strong else 7, solidity=0.35 if strong else 0.15)
 
 
 def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60, title: str | None = None):
@@ -150,8 +162,9 @@ def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60
     present = [lv for lv in LEVEL_ORDER if lv in set(g.provenance)] + \
         sorted(set(g.provenance) - set(LEVEL_ORDER))
     for lv in present:
-        fig.add_trace(go.Bar(name=lv, x=[None], y=[None], orientation="h", marker_color=level_color(lv),
-                             showlegend=True, hoverinfo="skip"))
+        col = level_color(lv)
+        fig.add_trace(go.Bar(name=lv, x=[None], y=[None], orientation="h", showlegend=True, hoverinfo="skip",
+                             marker=dict(color=col, pattern=_level_pattern([lv], [col], strong=True))))
     fig.add_trace(go.Bar(name="rejected draft (replay)", x=[None], y=[None], orientation="h", opacity=0.35,
                          marker=dict(color="#7f7f7f", pattern=dict(shape="x")), hoverinfo="skip"))
     fig.add_trace(go.Bar(name="appended by the target (replay)", x=[None], y=[None], orientation="h",
@@ -161,7 +174,7 @@ def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60
     x0, w, rows = _wrap(labels, width)
     colors = [level_color(p) for p in g.provenance]
     hover = [_hover(i, lab, p, o) for i, (lab, p, o) in enumerate(zip(labels, g.provenance, origins))]
-    fig.add_trace(_boxes("output", x0, w, rows, labels, colors, hover))
+    fig.add_trace(_boxes("output", x0, w, rows, labels, colors, hover, levels=list(g.provenance)))
     n_rows_max = (max(rows) + 1) if rows else 1
     groups = [[n_legend]]  # trace indices shown at each slider position
     titles = [title or f"{g.method}: {len(ids)} tokens, {g.stats.calls.get(g.stats.target, 0)} target calls "
@@ -191,7 +204,7 @@ def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60
             prov = g.provenance[:c]
             hv = [_hover(i, labs[i], prov[i], origins[i]) for i in range(c)]
             fig.add_trace(_boxes(f"step {s}: committed", *sl(0, c), [level_color(p) for p in prov], hv,
-                                 visible=False))
+                                 visible=False, levels=list(prov)))
             idx.append(len(fig.data) - 1)
         a = e.n_accepted
         if a:
@@ -199,7 +212,7 @@ def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60
             hv = [f"drafted by {prov[j]}<br>accepted by {e.reviewer}, accept prob {e.accept_prob[j]:.2f}"
                   for j in range(a)]
             fig.add_trace(_boxes(f"step {s}: accepted", *sl(c, c + a), [level_color(p) for p in prov], hv,
-                                 visible=False, line_color="#222222", line_width=1.5))
+                                 visible=False, line_color="#222222", line_width=1.5, levels=list(prov)))
             idx.append(len(fig.data) - 1)
         if m > a:
             prov = e.provenance[a:]
@@ -213,7 +226,7 @@ def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60
             lv = TARGET_BONUS if e.bonus else TARGET_CORRECTION
             fig.add_trace(_boxes(f"step {s}: appended", *sl(c + m, c + m + 1), [level_color(lv)],
                                  [f"appended by {e.reviewer} ({'bonus' if e.bonus else 'correction'})"],
-                                 visible=False, line_color="#000000", line_width=3.5))
+                                 visible=False, line_color="#000000", line_width=3.5, levels=[lv]))
             idx.append(len(fig.data) - 1)
         groups.append(idx)
         kind = "bonus" if e.bonus else "correction"
