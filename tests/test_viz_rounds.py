@@ -3,6 +3,7 @@ draws every review of a round with its accepted, rejected and own tokens."""
 import pytest
 
 from csd_lib import generate, random_family
+from csd_lib.viz.palette import level_pattern
 from csd_lib.viz.rounds import applied_lenience, round_events, round_figure
 
 
@@ -47,7 +48,12 @@ def test_round_figure_draws_each_review_of_the_round(gen):
     assert sum(t.opacity == 0.4 for t in boxes) == rejected
     own = [t for t in boxes if t.marker.line.width == 3.5]
     assert len(boxes) == drafted + len(own) and 1 <= len(own) <= len(evs)
-    assert all(t.marker.pattern.shape == "x" for t in boxes if t.opacity == 0.4)   # readable without colour
+    # readable without colour: a rejected token is faded, unbordered and struck through; each level keeps its pattern
+    assert all(t.marker.line.width == 0 and t.text[0].startswith("<s>") for t in boxes if t.opacity == 0.4)
+    assert all(t.marker.pattern.shape[0] == level_pattern(t.name) for t in boxes if t.opacity == 0.4)
+    swatches = [t for t in fig.data if t.x[0] is None and t.showlegend is not False]
+    assert len({t.marker.pattern.shape[0] for t in swatches if t.marker.pattern.shape}) == len(
+        [t for t in swatches if t.marker.pattern.shape])
     assert fig.layout.title.text.startswith(f"csd, target round {r + 1}")
 
 

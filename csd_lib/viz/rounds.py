@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..trace import TARGET_BONUS, TARGET_CORRECTION, Event, Generation
 from .palette import level_color, text_color
-from .trace import _esc, _label, _pieces
+from .trace import _esc, _label, _level_pattern, _pieces
 
 
 def round_events(g: Generation, r: int) -> list[Event]:
@@ -81,7 +81,7 @@ def round_figure(g: Generation, tokenizer, r: int | None = None, title: str | No
     rows = [f"{e.reviewer} reviews {'+'.join(dict.fromkeys(e.proposers))} ({_lenience_note(e, lam)})" if e.tokens
             else f"{e.reviewer} reviews nothing" for e, lam in zip(evs, lams)]
     fig = go.Figure()
-    legend_done = set()
+    legend_done: dict[str, str] = {}  # level -> colour, in order of appearance
     for y, (e, lam) in enumerate(zip(evs, lams)):
         ctx = ids[:e.start]
         seq = ctx + list(e.tokens) + ([e.next_token] if _appended(e, eos) else [])
@@ -97,16 +97,15 @@ def round_figure(g: Generation, tokenizer, r: int | None = None, title: str | No
                      + (f"accepted by {judged}, min(1, l p/q) = {e.accept_prob[j]:.2f}" if ok else
                         f"rejected by {judged}, min(1, l p/q) = {e.accept_prob[j]:.2f}" if first_no else
                         f"discarded after the first rejection"))
-            show = lv not in legend_done
-            legend_done.add(lv)
+            legend_done.setdefault(lv, col)
             fig.add_trace(go.Bar(
                 x=[0.92], base=[e.start - start + j + 0.04], y=[y], orientation="h", width=0.7,
                 marker=dict(color=col, line=dict(color="#222222", width=1.2 if ok else 0),
-                            pattern=dict(shape="" if ok else "x", fgcolor="#444444", size=5, solidity=0.25)),
+                            pattern=_level_pattern([lv], [col])),
                 opacity=1.0 if ok else 0.4, text=[_esc(labels[j]) if ok else f"<s>{_esc(labels[j])}</s>"],
                 textposition="inside", insidetextanchor="middle", textangle=0,
                 textfont=dict(color=text_color(col), family="monospace"), hovertext=[hover], hoverinfo="text",
-                name=lv, legendgroup=lv, showlegend=show, constraintext="none", cliponaxis=False))
+                name=lv, legendgroup=lv, showlegend=False, constraintext="none", cliponaxis=False))
         if _appended(e, eos):
             lv = _own_level(e)
             col = level_color(lv)
@@ -119,8 +118,11 @@ def round_figure(g: Generation, tokenizer, r: int | None = None, title: str | No
                 textfont=dict(color=text_color(col), family="monospace"),
                 hovertext=[f"written by {e.reviewer} itself ({kind})"], hoverinfo="text",
                 name=f"{e.reviewer}'s own token", showlegend=False, constraintext="none", cliponaxis=False))
-    fig.add_trace(go.Bar(x=[None], y=[None], orientation="h", name="rejected (faded, struck, hatched)",
-                         marker=dict(color="#bbbbbb", pattern=dict(shape="x")), hoverinfo="skip"))
+    for lv, col in legend_done.items():  # legend swatches: the level's colour and its strong pattern
+        fig.add_trace(go.Bar(x=[None], y=[None], orientation="h", name=lv, legendgroup=lv, hoverinfo="skip",
+                             marker=dict(color=col, pattern=_level_pattern([lv], [col], strong=True))))
+    fig.add_trace(go.Bar(x=[None], y=[None], orientation="h", name="rejected (faded, struck through)",
+                         marker=dict(color="#bbbbbb"), opacity=0.4, hoverinfo="skip"))
     fig.add_trace(go.Bar(x=[None], y=[None], orientation="h", name="the reviewer's own token (thick border)",
                          marker=dict(color="#ffffff", line=dict(color="#000000", width=3)), hoverinfo="skip"))
     top = evs[-1]
