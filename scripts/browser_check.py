@@ -9,7 +9,9 @@
    live panel, moves the lenience slider (the "what changed" readout and the per-pair
    acceptance must appear), types a letter and a negative number into a K cell (the same
    clear ValueError must appear, and the cell keeps what was typed) and edits one K entry
-   (trace, stats and the Algorithm-1 picture must change). The static trace is also
+   (trace, stats and the Algorithm-1 picture must change), then steps the round stepper (next or
+   prev, then a slider drag: the round figure's title and the "target round r of R" readout must
+   follow). The static trace is also
    screenshot through CSS ``grayscale(1)``: neighbouring levels must differ by >= 30 grey
    levels in the pixels, and levels with close greys must differ in underline style.
    Screenshots ``live_panel.png``, ``trace.png`` and ``cascade_tree.png`` (the family's
