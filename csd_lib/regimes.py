@@ -84,3 +84,8 @@ def gain_difference(a1, b1, a2, b2, costs: str = "model size") -> Difference:
     excludes 0. All four lists hold one run per prompt, the same prompts in the same order.
     """
     return paired_difference(relative_gain(a2, b2, costs), relative_gain(a1, b1, costs))
+
+
+def side_family(name: str) -> str:
+    """The family shown beside ``name``: the paper regime, or tiny-t5 beside the paper regime itself."""
+    return "tiny-t5" if name == PAPER_REGIME else PAPER_REGIME
