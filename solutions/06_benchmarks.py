@@ -2,7 +2,8 @@
 import tempfile
 from pathlib import Path
 
-from csd_lib import bench, config, load_family, load_task, summary
+from csd_lib import bench, config, generate, load_family, load_task, summary
+from csd_lib.regimes import side_family, swi, swi_difference
 
 fam = load_family(config.FAMILY)
 examples = load_task(fam.task, "test", 3, seed=config.SEED)
@@ -32,3 +33,17 @@ k = [[2, 10, 10], [0, 1, 10], [0, 0, 10]] if n == 3 else [[2, 10], [0, 10]]
 other = summary.summarize(bench.run_bench(fam, examples, ["ar", "csd"], tmp / "k.jsonl", max_new_tokens=48, k=k, progress=False))
 print(f"ex3 K={k}: SWI {other['csd']['speedup_swi_ms']:.2f} (default K {s['csd']['speedup_swi_ms']:.2f}), "
       f"walltime {other['csd']['speedup_walltime']:.2f} (default K {s['csd']['speedup_walltime']:.2f})")
+
+# 4. The other regime's top run by SWI (model size), and whether it beats the runner-up beyond the noise.
+
+paper = load_family(side_family(fam.name))
+kv = [list(r) for r in paper.default_k]
+if len(paper.drafters) >= 2:
+    kv[0][1] = kv[1][1] = 0  # the small drafter gets no budget: base + MaG
+ex4 = {"SD": [generate(paper, e.prompt, "sd", k=paper.sd_k, max_new_tokens=48) for e in examples],
+       "drafter + MaG": [generate(paper, e.prompt, "csd", k=kv, max_new_tokens=48) for e in examples]}
+if len(paper.drafters) >= 2:
+    ex4["full cascade"] = [generate(paper, e.prompt, "csd", max_new_tokens=48) for e in examples]
+ranked = sorted(ex4, key=lambda name: swi(ex4[name]), reverse=True)
+print(f"ex4 {paper.name}: " + ", ".join(f"{name} {swi(ex4[name]):.2f}" for name in ranked)
+      + f"; top against runner-up: {swi_difference(ex4[ranked[0]], ex4[ranked[1]]).says(digits=2)}")

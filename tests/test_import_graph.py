@@ -25,7 +25,7 @@ FLOORS = {
     "csd_lib.presets": 3, "csd_lib.families": 3, "csd_lib.shadow": 3,
     # 4: measurement
     "csd_lib.records": 4, "csd_lib.costs": 4, "csd_lib.tune": 4, "csd_lib.predict": 4, "csd_lib.summary": 4,
-    "csd_lib.bench": 4, "csd_lib.lossless": 4, "csd_lib.claims": 4, "csd_lib.forecast": 4,
+    "csd_lib.bench": 4, "csd_lib.lossless": 4, "csd_lib.claims": 4, "csd_lib.forecast": 4, "csd_lib.regimes": 4,
     # 5: figures, widgets, the CLI, notebooks' helpers
     "csd_lib.viz": 5, "csd_lib.viz.acceptance": 5, "csd_lib.viz.bench": 5, "csd_lib.viz.cascade": 5,
     "csd_lib.viz.costs": 5, "csd_lib.viz.ewif": 5, "csd_lib.viz.lossless": 5, "csd_lib.viz.mag": 5,

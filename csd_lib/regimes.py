@@ -1,0 +1,91 @@
+"""Two regimes side by side: a family's measurement next to the paper-regime family (issue 17).
+
+tiny-t5's drafters agree with the target far more than the paper's FLAN-T5 drafters (Fig. 2);
+``tiny-t5-paper`` has the same target with weaker drafters, in the paper's regime. Notebooks 01,
+03, 04 and 06 run one measurement on both and state each direction only beyond the noise over
+prompts: these helpers turn runs into the per-prompt counts that :mod:`csd_lib.claims` takes.
+Pure functions of match arrays and generations; no model is loaded here.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .acceptance import run_lengths
+from .claims import Difference, paired_difference, rate_difference
+
+PAPER_REGIME = "tiny-t5-paper"  # the second family of every side-by-side
+COSTS = ("model size", "previous work")
+
+
+def first_accepted_counts(match_lists, pos: int) -> tuple[list[int], list[int]]:
+    """Per prompt: starts whose first ``pos`` drafted tokens are accepted, and starts with ``pos`` tokens left.
+
+    ``match_lists`` holds one teacher-forced match array per prompt
+    (:func:`csd_lib.acceptance.teacher_forced_matches`); pooled, the counts give the unconditional
+    acceptance at ``pos`` of :func:`csd_lib.acceptance.curve_from_matches`.
+    """
+    if pos < 1:
+        raise ValueError(f"positions start at 1, got {pos}")
+    hits, totals = [], []
+    for m in match_lists:
+        r = run_lengths(np.asarray(m, dtype=bool))
+        ok = r[:max(len(r) - pos + 1, 0)]  # starts s with s + pos <= T
+        hits.append(int((ok >= pos).sum()))
+        totals.append(len(ok))
+    return hits, totals
+
+
+def _costs(stats, costs: str) -> dict[str, float]:
+    if costs not in COSTS:
+        raise ValueError(f"costs must be one of {COSTS}, got {costs!r}")
+    return stats.model_size_costs() if costs == "model size" else stats.previous_work_costs
+
+
+def swi_counts(gens, costs: str = "model size") -> tuple[list[int], list[float]]:
+    """Per generation: output tokens and their cost in target calls, priced by ``costs``.
+
+    The pooled SWI of the runs is ``sum(tokens) / sum(cost)``; two lists of runs on the same
+    prompts compare with :func:`swi_difference`.
+    """
+    tokens, cost = [], []
+    for g in gens:
+        c = _costs(g.stats, costs)
+        tokens.append(g.stats.n_tokens)
+        cost.append(sum(n * c.get(m, 0.0) for m, n in g.stats.calls.items()))
+    return tokens, cost
+
+
+def swi(gens, costs: str = "model size") -> float:
+    """Pooled SWI of runs: all their tokens over all their cost in target calls (NaN if nothing was spent)."""
+    tokens, cost = swi_counts(gens, costs)
+    return sum(tokens) / sum(cost) if sum(cost) > 0 else float("nan")
+
+
+def swi_difference(a, b, costs: str = "model size") -> Difference:
+    """Pooled SWI of runs ``a`` minus runs ``b`` (the same prompts, in order), prompts resampled in pairs."""
+    if len(a) != len(b):
+        raise ValueError(f"need the same prompts on both sides, got {len(a)} and {len(b)} runs")
+    return rate_difference(*swi_counts(a, costs), *swi_counts(b, costs))
+
+
+def relative_gain(a, b, costs: str = "model size") -> list[float]:
+    """Per prompt: SWI of run ``a`` over SWI of run ``b``, minus 1 (``a``'s gain over ``b``)."""
+    if len(a) != len(b):
+        raise ValueError(f"need the same prompts on both sides, got {len(a)} and {len(b)} runs")
+    (ta, ca), (tb, cb) = swi_counts(a, costs), swi_counts(b, costs)
+    return [(x / y) / (u / v) - 1 if y > 0 and v > 0 and u > 0 else float("nan")
+            for x, y, u, v in zip(ta, ca, tb, cb)]
+
+
+def gain_difference(a1, b1, a2, b2, costs: str = "model size") -> Difference:
+    """How much more ``a2`` gains over ``b2`` than ``a1`` over ``b1`` (relative SWI gains, same prompts).
+
+    Positive: the gain is larger in the second regime, beyond the noise when the interval
+    excludes 0. All four lists hold one run per prompt, the same prompts in the same order.
+    """
+    return paired_difference(relative_gain(a2, b2, costs), relative_gain(a1, b1, costs))
+
+
+def side_family(name: str) -> str:
+    """The family shown beside ``name``: the paper regime, or tiny-t5 beside the paper regime itself."""
+    return "tiny-t5" if name == PAPER_REGIME else PAPER_REGIME
