@@ -292,7 +292,14 @@ def round_stepper_check(page) -> None:
     """Step the panel's target rounds: the next/prev button, then a drag of the round slider to one end;
     each time the round figure (``csd-rounds``) and the readout must show the new round."""
     title_sel, label_sel = ".csd-live-panel .csd-rounds .gtitle", ".csd-live-panel .csd-round-label"
+    wait_idle(page, 120)   # the K edits before this may still be rerunning the generation
     title = wait_text(page, title_sel, "target round", 60)
+    for _ in range(20):    # the figure of the last run: the same title twice, 2 s apart
+        time.sleep(2)
+        again = wait_text(page, title_sel, "target round", 60)
+        if again == title:
+            break
+        title = again
     m = re.search(r"target round (\d+) of (\d+)", title)
     check(m is not None, f"the panel shows one target round unrolled ({title[:80]})")
     r, n = int(m[1]), int(m[2])
@@ -373,18 +380,27 @@ def wait_change(page, trace: str, stats: str, timeout: int) -> tuple[str, str]:
 
 
 def move_slider(page, cls: str) -> None:
-    """Drag the slider's handle to the right (a real mouse drag, released once)."""
+    """Drag the slider's handle to the right (a real mouse drag, released once). When the readout did
+    not move (the page re-laid out under the pointer while figures rendered), focus the handle and
+    press the right arrow once instead: one step, as a user would with the keyboard."""
     handle = page.locator(f"{cls} .noUi-handle").first
     handle.scroll_into_view_if_needed()
     box = handle.bounding_box()
     track = page.locator(f"{cls} .noUi-target, {cls} .noUi-base").first.bounding_box()
     if box is None or track is None:
         raise CheckFailed(f"no slider handle found for {cls}")
+    readout = page.locator(f"{cls} .widget-readout").first
+    before = readout.inner_text() if readout.count() else None
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     page.mouse.move(x, y)
     page.mouse.down()
     page.mouse.move(x + min(60, track["x"] + track["width"] - x - 2), y, steps=8)
     page.mouse.up()
+    time.sleep(2)
+    if before is not None and readout.inner_text() == before:
+        print(f"  (the drag left {cls} at {before}; one right-arrow key press instead)")
+        handle.focus()
+        page.keyboard.press("ArrowRight")
 
 
 def shot(locator, path: Path) -> None:
