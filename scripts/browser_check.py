@@ -97,14 +97,8 @@ def static_export(tmp: Path, chromium: str, timeout: int, notebook: Path) -> Pat
     """Execute notebook 00 to HTML with plotly inlined; check the trace; screenshot the page."""
     from csd_lib.viz import LEVEL_COLORS
     print("[1/2] static export of", notebook.name)
-    out = tmp / "export"
-    t0 = time.time()
-    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--execute",
-                    f"--ExecutePreprocessor.timeout={timeout}", "--output-dir", str(out), str(notebook)],
-                   check=True, env=child_env(CSD_PLOTLY_RENDERER="notebook"), timeout=timeout + 60,
-                   capture_output=True)
-    page = out / (notebook.stem + ".html")
-    print(f"  exported in {time.time() - t0:.0f} s: {page.stat().st_size / 1e6:.1f} MB")
+    page = export_notebook(notebook, tmp / "export", timeout)   # step 4's export, reused
+    print(f"  {page.stat().st_size / 1e6:.1f} MB")
     text = page.read_text(encoding="utf-8")
     parser = TraceParser()
     parser.feed(text)
