@@ -105,6 +105,8 @@ def all_figures(run):
         "sampling": viz.sampling_figure([0.4, 0.3, 0.2, 0.1], {"SD": [0.38, 0.32, 0.2, 0.1],
                                                                 "CSD": [0.41, 0.29, 0.2, 0.1]}, 2, 2),
         "acceptance": viz.acceptance_figure(curves),
+        "acceptance_families": viz.acceptance_figure(
+            {f"{fam}: {k}": v for fam in ("tiny-t5", "tiny-t5-paper") for k, v in curves.items()}, conditional=False),
         "calls": viz.calls_figure({"SD small (k=5)": [sd], "CSD base+small+MaG, l=2 on MaG too": [csd]}),
         "pair_acceptance": viz.pair_acceptance_figure({"sd": [sd], "csd": [csd]}),
         "match_length": viz.match_length_figure({"prompt": [0, 1, 2, 2, 3], "generated": [1, 1, 4, 25]}),
@@ -136,6 +138,40 @@ def test_the_checks_can_fail():
 def test_every_series_differs_by_more_than_hue(figures):
     bad = {name: pairs for name, fig in figures.items() if (pairs := not_by_hue_alone(fig))}
     assert not bad, f"legend entries told apart by colour alone: {bad}"
+
+
+def line_colour(t):
+    return t.line.color if t.line is not None and t.line.color else getattr(t.marker, "color", None)
+
+
+def marks(t) -> str:
+    """The marker shape a legend swatch shows clearly (size 8 or more), else ''."""
+    m = t.marker
+    return (m.symbol or "circle") if "markers" in (t.mode or "") and m is not None and (m.size or 6) >= 8 else ""
+
+
+def lines_alike(fig) -> list:
+    """Pairs of line entries with one dash and width whose colours are within 15 CIE L* of each other and
+    whose swatches show no clear marker shape that differs: a legend swatch is mostly line, so a small
+    marker (the browser check measured size 7) does not tell two of them apart in grey."""
+    ts = [t for t in legend_traces(fig) if t.type == "scatter" and "lines" in (t.mode or "")
+          and isinstance(line_colour(t), str) and line_colour(t).startswith("#")]
+    return [(a.name, b.name) for a, b in itertools.combinations(ts, 2)
+            if (a.line.dash or "solid") == (b.line.dash or "solid") and (a.line.width or 2) == (b.line.width or 2)
+            and abs(cie_lightness(line_colour(a)) - cie_lightness(line_colour(b))) < 15
+            and not (marks(a) and marks(b) and marks(a) != marks(b))]
+
+
+def test_the_line_check_can_fail():
+    fig = viz.acceptance_figure({"f: base->target": dict(unconditional=[0.9, 0.8], conditional=[0.9, 0.9], alpha=0.9)})
+    fig.add_scatter(x=[1, 2], y=[0.5, 0.4], mode="lines+markers", name="other", line=dict(color=viz.OKABE_ITO["blue"]),
+                    marker=dict(symbol="square", size=7))
+    assert lines_alike(fig) == [("f: base->target P(first i accepted)", "other")]
+
+
+def test_line_entries_differ_in_dash_or_lightness(figures):
+    bad = {name: pairs for name, fig in figures.items() if (pairs := lines_alike(fig))}
+    assert not bad, f"line entries alike in greyscale: {bad}"
 
 
 def test_every_axis_with_data_has_a_title(figures):

@@ -2,7 +2,12 @@
 from __future__ import annotations
 
 from ..trace import PairStats
-from .palette import SERIES_DASHES, SERIES_SYMBOLS, bar_pattern, level_color, level_pattern, model_color
+from .palette import (LEVEL_COLORS, SERIES_SYMBOLS, bar_pattern, level_color, level_pattern, model_color,
+                      series_style)
+
+# measured curves: one dash per family; geometric fits: dashes no curve uses
+_CURVE_DASHES = ["solid", "dot", "dashdot"]
+_FIT_DASHES = ["dash", "longdash", "longdashdot", "8px,3px,2px,3px,2px,3px"]
 
 
 def acceptance_figure(curves: dict, conditional: bool = True, fit: bool = True, paper: bool = True,
@@ -16,13 +21,17 @@ def acceptance_figure(curves: dict, conditional: bool = True, fit: bool = True, 
     """
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     fig = go.Figure()
+    # "family: role->target" keys: colour by role, line dash by family (a legend swatch is mostly
+    # line, so a marker shape alone does not tell two curves apart in greyscale).
+    families = list(dict.fromkeys(name.split("->")[0].rpartition(": ")[0] for name in curves))
     for n, (name, cv) in enumerate(curves.items()):
-        role = name.split("->")[0]
-        col = level_color(role)
+        family, _, role = name.split("->")[0].rpartition(": ")
+        col = level_color(role) if role in LEVEL_COLORS else series_style(n)["color"]
         sym = SERIES_SYMBOLS[n % len(SERIES_SYMBOLS)]  # one marker shape per pair, besides its colour
+        curve_dash = _CURVE_DASHES[families.index(family) % len(_CURVE_DASHES)]
         pos = list(range(1, len(cv["unconditional"]) + 1))
         fig.add_scatter(x=pos, y=cv["unconditional"], mode="lines+markers", name=f"{name} P(first i accepted)",
-                        line=dict(color=col), marker=dict(symbol=sym, size=7), legendgroup=name)
+                        line=dict(color=col, dash=curve_dash), marker=dict(symbol=sym, size=7), legendgroup=name)
         if conditional:
             fig.add_scatter(x=pos, y=cv["conditional"], mode="markers", name=f"{name} P(i | 1..i-1 accepted)",
                             marker=dict(color=col, symbol=f"{sym}-open", size=8, line=dict(width=2)),
@@ -30,7 +39,7 @@ def acceptance_figure(curves: dict, conditional: bool = True, fit: bool = True, 
         if fit and cv.get("alpha") == cv.get("alpha"):  # not nan
             a = cv["alpha"]
             fig.add_scatter(x=pos, y=[a ** i for i in pos], mode="lines", name=f"{name} fit {a:.2f}^i",
-                            line=dict(color=col, dash=SERIES_DASHES[1 + n % (len(SERIES_DASHES) - 1)]),
+                            line=dict(color=col, dash=_FIT_DASHES[n % len(_FIT_DASHES)], width=1.5),
                             legendgroup=name)
     if paper:
         fig.add_scatter(x=[1, 1], y=[0.7, 0.8], mode="lines", line=dict(color="#7f7f7f", width=8),
