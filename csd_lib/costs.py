@@ -44,6 +44,7 @@ from .tasks import load_task
 log = logging.getLogger(__name__)
 
 N_GRID = (1, 2, 4, 8, 16, 32)
+OVERHEAD_PROMPTS = 3  # validation prompts the engine-overhead fit runs every method on
 
 
 # -- measuring -------------------------------------------------------------------------
@@ -113,7 +114,10 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
     rounds interleave every point so a busy spell cannot favour one of them.
     """
     if prompt_ids is None:
-        prompt_ids = encode_prompt(fam, load_task(fam.task, "val", 1)[0].prompt)
+        ov_prompts = [encode_prompt(fam, e.prompt) for e in load_task(fam.task, "val", OVERHEAD_PROMPTS)]
+        prompt_ids = ov_prompts[0]
+    else:
+        ov_prompts = [prompt_ids]
     lms = fam.models
     samples: list[list] = []
     grids = {}
@@ -139,10 +143,10 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
     # the engine's overhead: every method on the prompt, as many rounds and tokens as the budget allows
     step = per_call[fam.target.name] * len(lms)  # about one token of one method
     ov_tokens = int(np.clip(0.5 * seconds / (2 * 5 * step), 8, 48))
-    ov_rounds = int(np.clip(0.5 * seconds / (5 * ov_tokens * step), 1, 4))
-    eta = est * (warmup + reps) + 5 * step * ov_tokens * (ov_rounds + 1)
+    ov_rounds = int(np.clip(0.5 * seconds / (5 * ov_tokens * step * len(ov_prompts)), 1, 4))
+    eta = est * (warmup + reps) + 5 * step * ov_tokens * (ov_rounds + 1) * len(ov_prompts)
     log.info(f"cost model of {fam.name}: {points} points x {warmup + reps} rounds, then {ov_rounds + 1} rounds of "
-             f"every method at {ov_tokens} tokens: about {eta:.0f} s")
+             f"every method at {ov_tokens} tokens on {len(ov_prompts)} prompt(s): about {eta:.0f} s")
     bar = tqdm(total=(warmup + reps) * points, desc=f"cost model {fam.name}", leave=False)
     clock = _clock()
     for lm in lms:                     # every point is timed once per round, rounds interleave
@@ -166,7 +170,7 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
         lm.release()
         samples.append([lm.name, 0, 0, start_s])               # n = 0 marks the start cost
     bar.close()
-    overhead = engine_overhead(fam, prompt_ids, max_new_tokens=ov_tokens, rounds=ov_rounds)
+    overhead = engine_overhead(fam, ov_prompts, max_new_tokens=ov_tokens, rounds=ov_rounds)
     forward, start, notes = {}, {}, {}
     for lm in lms:
         rows = [s for s in samples if s[0] == lm.name and s[1] > 0]
@@ -188,33 +192,34 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
                      samples, notes)
 
 
-def engine_overhead(fam, prompt_ids: list[int], max_new_tokens: int = 48, rounds: int = 4) -> dict:
+def engine_overhead(fam, prompts: list[list[int]], max_new_tokens: int = 48, rounds: int = 4) -> dict:
     """The engine's own time per call, outside model forwards, from real generations.
 
-    Runs every method ``rounds`` times on the prompt (interleaved, after a warm-up), keeps
-    each method's least disturbed (smallest) time outside forwards (scaled by the share of
-    the generation's wall time this process was on the CPU), and fits it as
+    Runs every method ``rounds`` times on each prompt (interleaved, after a warm-up), keeps
+    each (method, prompt)'s least disturbed (smallest) time outside forwards (scaled by the
+    share of the generation's wall time this process was on the CPU), and fits it as
     ``per_call * model calls + per_row * rows reviewed + per_mag * MaG calls`` (least
-    squares, clipped at 0): the review, the bookkeeping and MaG's proposals; a fit below
-    :data:`csd_lib.costmodel.MIN_R2` becomes one median per engine call
-    (:func:`csd_lib.costmodel.overhead_fit`, its ``note``).
+    squares, clipped at 0): the review, the bookkeeping and MaG's proposals. Several prompts
+    give the fit points whose counts differ; a fit below :data:`csd_lib.costmodel.MIN_R2`
+    becomes one median per engine call (:func:`csd_lib.costmodel.overhead_fit`, its ``note``).
     """
     methods = [m for m in METHODS if m != "staged" or len(fam.drafters) >= 2]
-    best: dict[str, tuple[float, list[float]]] = {}
+    best: dict[tuple[str, int], tuple[float, list[float]]] = {}
     clock = _clock()
     for rnd in range(rounds + 1):
-        for m in methods:
-            c0 = clock()
-            g = generate(fam, prompt_ids, m, max_new_tokens=max_new_tokens)
-            busy = (clock() - c0) / g.stats.wall_time  # 1 on an idle machine; < 1 when others preempt us
-            if rnd == 0:
-                continue                                           # warm-up
-            st = g.stats
-            calls = sum(c for n, c in st.calls.items() if n != "mag")
-            reviewed = sum(len(e.tokens) + 1 for e in g.events)
-            out = (st.wall_time - sum(st.forward_time.values())) * min(1.0, busy)
-            if m not in best or out < best[m][0]:
-                best[m] = (out, [calls, reviewed, st.calls.get("mag", 0)])
+        for i, prompt_ids in enumerate(prompts):
+            for m in methods:
+                c0 = clock()
+                g = generate(fam, prompt_ids, m, max_new_tokens=max_new_tokens)
+                busy = (clock() - c0) / g.stats.wall_time  # 1 on an idle machine; < 1 when others preempt us
+                if rnd == 0:
+                    continue                                           # warm-up
+                st = g.stats
+                calls = sum(c for n, c in st.calls.items() if n != "mag")
+                reviewed = sum(len(e.tokens) + 1 for e in g.events)
+                out = (st.wall_time - sum(st.forward_time.values())) * min(1.0, busy)
+                if (m, i) not in best or out < best[m, i][0]:
+                    best[m, i] = (out, [calls, reviewed, st.calls.get("mag", 0)])
     coef, r2, rel, note = overhead_fit([v[1] for v in best.values()], [v[0] for v in best.values()])
     return {"per_call": coef[0], "per_row": coef[1], "per_mag": coef[2], "r2": r2, "max_rel_err": rel, "note": note}
 

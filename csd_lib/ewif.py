@@ -267,6 +267,8 @@ class _Alg1Sim:
         self.calls = {name: 0 for name in self.names}
         self.cost = np.zeros(n_sim)                                   # (N,) per replica
         self.cost_by = {name: 0.0 for name in self.names}             # summed over replicas
+        # per model, how many leading positions of the current sequence its KV cache holds (N,)
+        self.seen = {name: np.zeros(n_sim, dtype=np.int64) for name in self.names}
 
     def _probs(self, reviewer: str, proposers: Sequence[str], cap: int) -> np.ndarray:
         """(n_labels, cap) conditional acceptance by position for this reviewer."""
@@ -284,24 +286,42 @@ class _Alg1Sim:
             P[self.label[p]] = row
         return P
 
-    def _charge(self, name: str, mask: np.ndarray, n_scored) -> None:
-        """One call of ``name`` per masked replica, scoring ``n_scored`` tokens (cost models use it)."""
+    def _charge(self, name: str, mask: np.ndarray, ctx: np.ndarray, n_draft) -> None:
+        """One call of ``name`` per masked replica scoring ``n_draft`` drafted tokens after position ``ctx``.
+
+        A cost model charges the tokens the call feeds, not just the rows it reviews: the model's
+        cache lags behind the sequence wherever other levels drafted tokens it never saw, so the
+        call feeds ``max(ctx - seen, 1) + n_draft`` tokens (at least the last context token) and
+        reviews ``n_draft + 1`` rows; afterwards its cache holds ``ctx + n_draft`` positions.
+        """
         self.calls[name] += int(mask.sum())
         if self.model is None:
             c = self.costs[name] * mask
+        elif name == "mag":
+            c = self.model.call(name, 1) * mask
         else:
-            c = self.model.call(name, n_scored, self.cache_length) * mask
+            fed = np.maximum(ctx - self.seen[name], 1) + n_draft             # (N,)
+            c = (self.model.call(name, fed, self.cache_length, reviews=False)
+                 + self.model.review(np.asarray(n_draft) + 1)) * mask
+        self.seen[name] = np.where(mask, ctx + n_draft, self.seen[name])
         self.cost += c
         self.cost_by[name] += float(c.sum())
 
-    def step(self, drafters, reviewer, K, mask, room=None) -> np.ndarray:
+    def _keep(self, mask: np.ndarray, valid: np.ndarray) -> None:
+        """A review rejected what follows position ``valid``: every cache past it is rolled back."""
+        for name in self.names:
+            self.seen[name] = np.where(mask, np.minimum(self.seen[name], valid), self.seen[name])
+
+    def step(self, drafters, reviewer, K, mask, room=None, ctx=None) -> np.ndarray:
         """Tokens emitted per replica by ``reviewer`` (0 where ``mask`` is False).
 
         ``room`` (N,): most tokens the call may emit (the engine's ``cap``); None: unbounded.
+        ``ctx`` (N,): the sequence length the call continues (None: 0).
         """
         room = np.full(self.n, _UNBOUNDED) if room is None else room
+        ctx = np.zeros(self.n, dtype=np.int64) if ctx is None else ctx
         if not drafters:                       # bottom model proposes its block
-            self._charge(reviewer, mask, 1)
+            self._charge(reviewer, mask, ctx, 0)
             return np.where(mask, np.minimum(self.block, room), 0)
         limit = room - 1                       # the reviewer adds one token of its own
         cap = max(_max_output(drafters, K, self.block)[0], 1)
@@ -318,14 +338,15 @@ class _Alg1Sim:
                     break
                 if d not in used:
                     used.append(d)
-                m = self.step(sub_d, d, sub_K, active, limit - n_new)
+                m = self.step(sub_d, d, sub_K, active, limit - n_new, ctx + n_new)
                 seg = (cols >= n_new[:, None]) & (cols < (n_new + m)[:, None])
                 lab[seg] = self.label[d]
                 n_new += m
-        self._charge(reviewer, mask, n_new + 1)  # the reviewer scores the draft and one more
+        self._charge(reviewer, mask, ctx, n_new)  # the reviewer scores the draft and one more
         P = self._probs(reviewer, used, cap)
         probs = P[lab, np.broadcast_to(cols, lab.shape)]              # (N, cap)
         acc = _accepted_prefix(self.rng, probs, n_new)
+        self._keep(mask, ctx + acc)
         return np.where(mask, acc + 1, 0)
 
 
@@ -380,7 +401,7 @@ def predict_speedup(plan: Plan, acceptance: Mapping, costs, n_sim: int = 20_000,
     else:                                      # whole generations: steps until each has `horizon` tokens
         done = np.zeros(n_rep, dtype=np.int64)
         while (done < horizon).any():
-            done += sim.step(drafters, target, K, done < horizon, horizon - done)
+            done += sim.step(drafters, target, K, done < horizon, horizon - done, done)
         tokens = done.astype(float)
     summ = _mc_summary(tokens, sim.cost)      # ewif here = tokens per unit cost
     total = tokens.sum()

@@ -241,3 +241,28 @@ def test_table1_parameter_cost_hypothesis_is_close_to_paper():
     for r in E.table1("flan_t5_params"):
         if r["paper"] is not None:
             assert r["ewif"] == pytest.approx(r["paper"], rel=0.01)
+
+
+def _fed_model(names):
+    """A cost model whose call costs exactly the tokens it feeds (no review overhead, MaG free)."""
+    from csd_lib.costmodel import CallFit, CostModel
+    return CostModel("toy", "cpu", {n: CallFit([0.0, 1.0, 0.0, 0.0]) for n in names}, CallFit.constant(0.0), mag=0.0)
+
+
+def test_a_call_is_priced_by_the_tokens_it_feeds_sd():
+    """SD, k = 3, every draft accepted: the first step feeds the drafter 1 token a call and the target 4;
+    from then on the drafter's first call also feeds the draft token it never scored (2 tokens)."""
+    table = {("target", "small"): [1.0]}
+    p = E.predict_speedup(Plan.sd(3, "small"), table, _fed_model(["target", "small"]), n_sim=1000, horizon=20)
+    # 5 steps of 4 tokens: (3 + 4) + 4 x ((2 + 1 + 1) + 4)
+    assert p["cost_per_token"] == pytest.approx((7 + 4 * 8) / 20)
+
+
+def test_a_call_is_priced_by_the_tokens_it_feeds_horizontal():
+    """base drafts 3 tokens (2 from MaG plus its own), MaG adds 6 at the top; all accepted. base's next
+    call feeds the 6 MaG tokens and the target's bonus it never saw, plus its own last token."""
+    table = {("target", "base"): [1.0], ("target", "mag"): [1.0], ("base", "mag"): [1.0]}
+    plan = Plan.csd(["base", "mag"], [[2, 6], [0, 2]], mag_block=2)
+    p = E.predict_speedup(plan, table, _fed_model(["target", "base"]), n_sim=1000, horizon=20)
+    # step 1: base feeds 1 + 2, target 1 + 9; step 2 (from position 10): base (10 - 2) + 2, target 1 + 9
+    assert p["cost_per_token"] == pytest.approx((3 + 10 + 10 + 10) / 20)

@@ -9,6 +9,7 @@ import pytest
 from csd_lib.bench import read_cost_file, read_records
 from csd_lib.forecast import forecast, paper_row, paper_table, parse_rates
 from csd_lib.presets import REAL_PRESETS
+from csd_lib.records import BenchRecord
 from csd_lib.summary import summarize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,11 +34,11 @@ def test_measured_acceptance_prices_like_the_bench(tiny_res):
     res = tiny_res
     s = summarize(read_records(RESULTS), read_cost_file(COSTS))
     recs = read_records(RESULTS)
-    sd_cfg = next(r["config"] for r in recs if r["method"] == "sd")
-    sd = next(r for r in res["rows"] if r["method"] == "sd" and [r["drafter"]] == sd_cfg["drafters"]
-              and r["k"] == sd_cfg["k"])
+    plan = {r["method"]: BenchRecord.from_dict(r).plan for r in recs}
+    sd = next(r for r in res["rows"] if r["method"] == "sd" and [r["drafter"]] == list(plan["sd"].drafters)
+              and r["k"] == [list(row) for row in plan["sd"].k])
     csd = next(r for r in res["rows"] if r.get("preset"))
-    assert csd["k"] == next(r["config"]["k"] for r in recs if r["method"] == "csd")
+    assert csd["k"] == [list(row) for row in plan["csd"].k]
     assert sd["speedup"] == pytest.approx(s["sd"]["speedup_walltime_predicted"], rel=1e-12)
     assert csd["speedup"] == pytest.approx(s["csd"]["speedup_walltime_predicted"], rel=1e-12)
     assert res["best"]["sd"]["speedup"] >= sd["speedup"]
