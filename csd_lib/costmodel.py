@@ -3,9 +3,11 @@
 Pure arithmetic (numpy only): :mod:`csd_lib.costs` measures a :class:`CostModel` on a
 machine and stores it; :func:`csd_lib.ewif.predict_speedup` prices a step with one. Per model,
 
-    t(n, L) = a + b n + c L + d n L        (seconds, least squares)
+    t(n, L) = a + b n + c L + d n L + e [n = 1]        (seconds, least squares)
 
-``n`` the tokens a call scores, ``L`` the cache length; plus the engine's own overhead per
+``n`` the tokens a call feeds, ``L`` the cache length, ``[n = 1]`` one for a single-token call
+(a decoding step runs matrix-vector kernels: on a CPU it costs well under what a line through
+the longer calls says); plus the engine's own overhead per
 review (``review(n)``) and per MaG proposal (``mag``). A fit that explains less than
 :data:`MIN_R2` of its timings' variance is replaced by their median (:func:`constant_fit`,
 :func:`overhead_fit`), and the cost model's ``fit_notes`` say which and why.
@@ -19,34 +21,35 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-FEATURES = ("1", "n", "L", "n*L")
+FEATURES = ("1", "n", "L", "n*L", "n=1")
 
 # A fit with a lower R² than this is replaced by the median of what it fitted (a measured constant).
 MIN_R2 = 0.5
 
 
 def _design(n, L) -> np.ndarray:
-    """Feature matrix (N, 4) of the fit: 1, n, L, n*L."""
+    """Feature matrix (N, 5) of the fit: 1, n, L, n*L, [n = 1]."""
     n = np.asarray(n, dtype=float).ravel()
     L = np.asarray(L, dtype=float).ravel()
-    return np.stack([np.ones_like(n), n, L, n * L], axis=1)
+    return np.stack([np.ones_like(n), n, L, n * L, (n == 1).astype(float)], axis=1)
 
 
 @dataclass
 class CallFit:
-    """t(n, L) = a + b n + c L + d n L seconds, with its quality on the measured grid."""
-    coef: list[float]              # [a, b, c, d]
+    """t(n, L) = a + b n + c L + d n L + e [n = 1] seconds, with its quality on the measured grid."""
+    coef: list[float]              # [a, b, c, d, e]; a stored 4-list (measured before e) has e = 0
     r2: float = float("nan")
     max_rel_err: float = float("nan")
     note: str | None = None        # why a least-squares fit was replaced by this one (see MIN_R2)
 
     def __call__(self, n, L=0):
-        a, b, c, d = self.coef
-        return a + b * np.asarray(n, dtype=float) + (c + d * np.asarray(n, dtype=float)) * np.asarray(L, dtype=float)
+        a, b, c, d, e = (list(self.coef) + [0.0])[:5]
+        n = np.asarray(n, dtype=float)
+        return a + b * n + (c + d * n) * np.asarray(L, dtype=float) + e * (n == 1)
 
     @classmethod
     def constant(cls, seconds: float) -> "CallFit":
-        return cls([float(seconds), 0.0, 0.0, 0.0], 1.0, 0.0)
+        return cls([float(seconds), 0.0, 0.0, 0.0, 0.0], 1.0, 0.0)
 
 
 def least_squares(X, y, nonneg: bool = False) -> tuple[np.ndarray, float, float]:
@@ -54,9 +57,25 @@ def least_squares(X, y, nonneg: bool = False) -> tuple[np.ndarray, float, float]
     largest relative error of the fit."""
     X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
     coef, *_ = np.linalg.lstsq(X, y, rcond=None)
-    if nonneg:
-        coef = np.clip(coef, 0.0, None)
+    if nonneg and (coef < 0).any():
+        coef = _nnls(X, y)
     return (coef, *_quality(y, X @ coef))
+
+
+def _nnls(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Non-negative least squares for a few columns: the best least-squares fit over every subset
+    of columns whose coefficients all come out non-negative (the others at 0)."""
+    best, best_res = np.zeros(X.shape[1]), float((y ** 2).sum())
+    for mask in range(1, 2 ** X.shape[1]):
+        cols = [j for j in range(X.shape[1]) if mask >> j & 1]
+        c, *_ = np.linalg.lstsq(X[:, cols], y, rcond=None)
+        if (c < 0).any():
+            continue
+        res = float(((y - X[:, cols] @ c) ** 2).sum())
+        if res < best_res:
+            best, best_res = np.zeros(X.shape[1]), res
+            best[cols] = c
+    return best
 
 
 def _quality(y: np.ndarray, pred: np.ndarray) -> tuple[float, float]:
@@ -71,21 +90,24 @@ def constant_fit(seconds) -> CallFit:
     """The median of ``seconds`` as a constant fit, with its own R² and max relative error."""
     y = np.asarray(seconds, dtype=float).ravel()
     med = float(np.median(y))
-    return CallFit([med, 0.0, 0.0, 0.0], *_quality(y, np.full_like(y, med)))
+    return CallFit([med, 0.0, 0.0, 0.0, 0.0], *_quality(y, np.full_like(y, med)))
 
 
 def fit_call(n, L, seconds) -> CallFit:
-    """Least-squares fit of t(n, L) = a + b n + c L + d n L, with R² and max relative error.
+    """Least-squares fit of t(n, L) = a + b n + c L + d n L + e [n = 1], with R² and max relative error.
 
     A fit with R² below :data:`MIN_R2` is replaced by :func:`constant_fit` (the median
     timing), its ``note`` saying so.
     """
     y = np.asarray(seconds, dtype=float).ravel()
     X = _design(n, L)
-    if len(y) != len(X) or len(y) < 4:
-        raise ValueError(f"fit_call needs at least 4 timings with one (n, L) each; got {len(y)} timings "
+    if len(y) != len(X) or len(y) < X.shape[1]:
+        raise ValueError(f"fit_call needs at least {X.shape[1]} timings with one (n, L) each; got {len(y)} timings "
                          f"for {len(X)} points")
+    if not ((X[:, 4] == 1).any() and (X[:, 4] == 0).any()):
+        X = X[:, :4]                   # all calls one token, or none: no single-token term to fit
     coef, r2, rel = least_squares(X, y)
+    coef = list(coef) + [0.0] * (5 - len(coef))
     if r2 >= MIN_R2:
         return CallFit([float(v) for v in coef], r2, rel)
     const = constant_fit(y)
@@ -182,9 +204,9 @@ class CostModel:
         """One row per model: coefficients in ms and fit quality."""
         rows = []
         for name, fit in self.forward.items():
-            a, b, c, d = fit.coef
+            a, b, c, d, e = (list(fit.coef) + [0.0])[:5]
             rows.append(dict(model=name, a_ms=1e3 * a, b_ms_per_token=1e3 * b, c_ms_per_cached=1e3 * c,
-                             d_ms_per_token_cached=1e3 * d, r2=fit.r2, max_rel_err=fit.max_rel_err,
+                             d_ms_per_token_cached=1e3 * d, e_ms_single=1e3 * e, r2=fit.r2, max_rel_err=fit.max_rel_err,
                              ms_1=1e3 * float(fit(1, self.cache_length)),
                              ms_17=1e3 * float(fit(17, self.cache_length))))
         return rows

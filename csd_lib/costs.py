@@ -7,7 +7,7 @@ times each model of a family through :meth:`csd_lib.models.LM.logits` (the exact
 engine makes) for ``n`` tokens scored (1..32) at several cache lengths ``L``, after a
 warm-up, and keeps the median of repetitions. ``fit_costs`` fits, per model,
 
-    t(n, L) = a + b n + c L + d n L        (seconds, least squares)
+    t(n, L) = a + b n + c L + d n L + e [n = 1]        (seconds, least squares; e: a one-token step)
 
 and reports R² and the largest relative error over the grid (a fit with R² below
 :data:`csd_lib.costmodel.MIN_R2` is replaced by the median timing, ``CostModel.fit_notes``). The same
@@ -109,9 +109,11 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
     repetitions per point are chosen so the whole measurement takes about ``seconds``, but
     never fewer than ``min_reps``; where even that would overrun (slow calls: a real family on a
     CPU) every other ``n`` of the grid is measured, and the engine-overhead runs shrink to fit.
-    Each point keeps its fastest repetition, as the bench keeps each method's fastest round:
-    on a shared machine the fastest time is the one least disturbed by other jobs, and the
-    rounds interleave every point so a busy spell cannot favour one of them.
+    Each point keeps the median of its repetitions, timed on the cost model's clock (CPU time
+    with one thread: other jobs' preemption is not counted): one call's time still varies between
+    repetitions, the fastest of them sits well below a typical call, while
+    the bench's fastest round of a whole generation is the sum of hundreds of typical calls.
+    The rounds interleave every point, so a busy spell cannot favour one of them.
     """
     if prompt_ids is None:
         ov_prompts = [encode_prompt(fam, e.prompt) for e in load_task(fam.task, "val", OVERHEAD_PROMPTS)]
@@ -166,7 +168,7 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
                     if rnd >= warmup:
                         times.setdefault((n, L), []).append(clock() - t0)
                     bar.update()
-        samples += [[lm.name, n, L, float(np.min(ts))] for (n, L), ts in times.items()]
+        samples += [[lm.name, n, L, float(np.median(ts))] for (n, L), ts in times.items()]
         lm.release()
         samples.append([lm.name, 0, 0, start_s])               # n = 0 marks the start cost
     bar.close()
@@ -186,7 +188,7 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
     review_fit = CallFit([overhead["per_call"], overhead["per_row"], 0.0, 0.0], overhead["r2"],
                          overhead["max_rel_err"], overhead["note"])
     return CostModel(fam.name, device_name(fam.target.device), forward, review_fit, overhead["per_mag"], start, mid,
-                     dict(environment(fam.target.device), reps_per_point=reps, points=points,
+                     dict(environment(fam.target.device), reps_per_point=reps, points=points, point_statistic="median",
                           clock="cpu time" if clock is time.process_time else "wall time",
                           prompt_tokens=len(prompt_ids)),
                      samples, notes)

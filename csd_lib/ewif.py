@@ -367,9 +367,11 @@ def predict_speedup(plan: Plan, acceptance: Mapping, costs, n_sim: int = 20_000,
             itself is not simulated: draft-to-draft tables are assumed measured at it.
         costs: cost per forward call by name (SWI: target 1, MaG 0; or seconds per call),
             or a :class:`csd_lib.costmodel.CostModel`: then a call costs ``t(n, L)`` seconds,
-            ``n`` the tokens it scores (a reviewer: its draft plus one; an autoregressive
-            drafter: 1) plus the engine's review overhead, and MaG its measured proposal
-            time. A cost model of constants gives exactly the per-call predictions.
+            ``n`` the tokens it feeds (its draft, plus every token of the sequence its cache
+            has not seen: at least one; a drafter catches up on what other levels drafted and
+            the target's bonus), plus the engine's review overhead for draft + 1 rows, and MaG
+            its measured proposal time. A cost model of constants gives exactly the per-call
+            predictions.
         cache_length: ``L`` for a cost model (default: the model's ``cache_length``).
         horizon: simulate whole generations of this many tokens, with the engine's cap on
             the last steps (``max(100, n_sim // 10)`` generations), instead of unbounded

@@ -196,14 +196,18 @@ def cost_section(fam: str) -> list[str]:
     lines = [f"### Cost model of {fam} (`results/costs-{fam}-cpu.json`)", "",
              f"Measured by `python -m csd_lib.costs --family {fam}`: every model through `LM.logits`, "
              f"n = 1..32 tokens scored at cache lengths {sorted({s[2] for s in cm.samples if s[1] > 0})}, "
-             f"the fastest of {env.get('reps_per_point')} interleaved rounds per point, timed in "
+             f"the {'median' if env.get('point_statistic') == 'median' else 'fastest'} of {env.get('reps_per_point')} "
+             f"interleaved rounds per point, timed in "
              f"{env.get('clock', 'wall time')}, torch {env.get('torch')}, "
-             f"{env.get('threads')} thread(s), {env.get('cpu_model')}. Fit: t(n, L) = a + b·n + c·L + d·n·L.", "",
-             "| model | a (ms) | b (ms/token) | c (ms/cached token) | d | R² | max rel. error | 1 token | 17 tokens |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             f"{env.get('threads')} thread(s), {env.get('cpu_model')}. Fit: t(n, L) = a + b·n + c·L + d·n·L + "
+             f"e·[n = 1] (n: tokens the call feeds; e: a one-token decoding step's own term).", "",
+             "| model | a (ms) | b (ms/token) | c (ms/cached token) | d | e (ms, n = 1) | R² | max rel. error | 1 token "
+             "| 17 tokens |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in cm.summary_rows():
         lines.append(f"| {r['model']} | {r['a_ms']:.3f} | {r['b_ms_per_token']:.4f} | {r['c_ms_per_cached']:.5f} | "
-                     f"{r['d_ms_per_token_cached']:.6f} | {r['r2']:.3f} | {100 * r['max_rel_err']:.1f}% | "
+                     f"{r['d_ms_per_token_cached']:.6f} | {r['e_ms_single']:.3f} | {r['r2']:.3f} | "
+                     f"{100 * r['max_rel_err']:.1f}% | "
                      f"{r['ms_1']:.2f} ms | {r['ms_17']:.2f} ms |")
     lines += ["", f"Engine overhead outside forwards (fitted on real generations): {1e3 * cm.review.coef[0]:.3f} ms "
               f"per model call + {1e3 * cm.review.coef[1]:.4f} ms per reviewed row, MaG {1e3 * cm.mag:.3f} ms per "

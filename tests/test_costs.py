@@ -18,16 +18,25 @@ def _table(p):
 
 def test_fit_recovers_known_coefficients():
     rng = np.random.default_rng(0)
-    true = [4e-3, 2e-4, 3e-5, 1e-6]
+    true = [4e-3, 2e-4, 3e-5, 1e-6, -1.5e-3]   # a single-token call 1.5 ms under the line
     n, L = np.meshgrid([1, 2, 4, 8, 16, 32], [10, 70, 130])
     n, L = n.ravel(), L.ravel()
-    t = true[0] + true[1] * n + true[2] * L + true[3] * n * L
+    t = true[0] + true[1] * n + true[2] * L + true[3] * n * L + true[4] * (n == 1)
     fit = fit_call(n, L, t * (1 + 0.002 * rng.standard_normal(t.size)))
-    np.testing.assert_allclose(fit.coef, true, rtol=0.05, atol=1e-7)
+    np.testing.assert_allclose(fit.coef, true, rtol=0.05, atol=2e-6)
     assert fit.r2 > 0.999 and fit.max_rel_err < 0.01
     assert fit(8, 70) == pytest.approx(true[0] + 8 * true[1] + 70 * true[2] + 560 * true[3], rel=0.01)
-    with pytest.raises(ValueError, match="at least 4"):
+    assert fit(1, 70) == pytest.approx(true[0] + true[1] + 70 * (true[2] + true[3]) + true[4], rel=0.01)
+    with pytest.raises(ValueError, match="at least 5"):
         fit_call([1, 2], [0, 0], [1.0, 2.0])
+
+
+def test_a_stored_four_term_fit_still_prices():
+    """Cost files measured before the single-token term hold 4 coefficients: e = 0."""
+    old = CallFit([4e-3, 2e-4, 3e-5, 1e-6])
+    assert old(1, 10) == pytest.approx(4e-3 + 2e-4 + 10 * (3e-5 + 1e-6))
+    assert CallFit(old.coef + [-1e-3])(1, 10) == pytest.approx(old(1, 10) - 1e-3)
+    assert CallFit(old.coef + [-1e-3])(2, 10) == pytest.approx(old(2, 10))
 
 
 CONFIGS = [

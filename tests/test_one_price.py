@@ -39,7 +39,7 @@ def test_a_poor_call_fit_becomes_the_median():
     n, L = np.meshgrid([1, 2, 4, 8, 16, 32], [10, 70, 130])
     t = 1e-3 * (1 + 0.3 * rng.standard_normal(n.size))      # noise, nothing n or L explains
     fit = fit_call(n.ravel(), L.ravel(), t)
-    assert fit.coef == [pytest.approx(float(np.median(t))), 0.0, 0.0, 0.0]
+    assert fit.coef == [pytest.approx(float(np.median(t))), 0.0, 0.0, 0.0, 0.0]
     assert "R² =" in fit.note and "median" in fit.note
     good = fit_call(n.ravel(), L.ravel(), 1e-3 + 1e-4 * n.ravel())
     assert good.note is None and good.r2 > MIN_R2
@@ -66,3 +66,15 @@ def test_fit_notes_are_stored_and_old_files_warned(caplog):
     with caplog.at_level(logging.WARNING, logger="csd_lib"):
         back = CostModel.from_dict(old)
     assert "re-measure" in back.fit_notes["overhead"] and "re-measure" in caplog.text
+
+
+def test_non_negative_overhead_fit_refits_the_other_terms():
+    """Clipping a negative least-squares coefficient at 0 leaves the others as fitted beside it; the
+    non-negative fit drops that term and refits the rest (here: per call alone)."""
+    from csd_lib.costmodel import least_squares
+    X = np.array([[10, 30, 0], [20, 50, 0], [30, 90, 0], [40, 100, 0], [50, 160, 0]], dtype=float)
+    y = 1e-3 * X[:, 0] - 2e-5 * X[:, 1]                           # rows "cost" negative time
+    assert np.linalg.lstsq(X, y, rcond=None)[0][1] < 0
+    coef, r2, _ = least_squares(X, y, nonneg=True)
+    alone = float(X[:, 0] @ y / (X[:, 0] @ X[:, 0]))               # least squares on calls alone
+    assert coef[1] == 0.0 and coef[0] == pytest.approx(alone, rel=1e-9) and r2 > 0.9
