@@ -183,6 +183,23 @@ def limits(fam: str, recs: list[dict], vrecs: list[dict], arecs: list[dict], cm)
     return out
 
 
+def drift(recs: list[dict], cm) -> list[str]:
+    """The machine's speed in this run against the cost model's: AR's measured time per target step
+    over what the cost model prices it at (both on the run's clock), and a drafter's call likewise."""
+    best = fastest(recs)
+    ar = list(best.get("ar", {}).values())
+    if not ar:
+        return []
+    step = sum(r.stats["forward_time"]["target"] for r in ar) / sum(r.stats["calls"]["target"] for r in ar)
+    L = float(np.mean([(r.cache_start or 1) + r.n_tokens / 2 for r in ar]))
+    priced = float(cm.forward["target"](1, L))
+    text = (f"Machine speed against the cost model: an AR step of the target took {1e3 * step:.2f} ms in this run "
+            f"(per call, fastest rounds); the cost model prices it at {1e3 * priced:.2f} ms ({step / priced:.2f}x). "
+            "Both read the same clock; a ratio away from 1 means the machine ran at another speed when the cost "
+            "model was measured, and predictions err where that change is not the same for every call size.")
+    return [text, ""]
+
+
 def recs_k(recs: list[dict], method: str):
     plans = (BenchRecord.from_dict(r).plan for r in recs if r["method"] == method)
     return next((p.k[0][0] for p in plans if p is not None), "?")
@@ -371,7 +388,7 @@ def main() -> int:
             lines += ["Goals (each from this one interleaved run, and its own-run rows; ratios are medians over "
                       "examples with a bootstrap 95% interval):", ""] + goals(fam, recs, s, vert, pv, arecs, alt) + [""]
             if cm is not None:
-                lines += limits(fam, recs, vrecs, arecs, cm) + [""]
+                lines += drift(recs, cm) + limits(fam, recs, vrecs, arecs, cm) + [""]
             lines += ["SWI and walltime against the EWIF prediction (Bernoulli acceptance at this run's measured "
                       "per-position rates). SWI is priced with parameter ratios. Walltime is priced with the cost "
                       "model: t(n, L) per call, the engine's overhead, and each model's start per generation. "
