@@ -1,16 +1,45 @@
-"""csd_lib: the engine of the CS Drafting workbook (arXiv 2312.11462)."""
-from .logs import set_verbosity
-from . import tasks as _tasks
-from .cascade import METHODS, build_cascade, generate
-from .plan import Plan, make_plan
-from .families import FAMILIES, Family, load_family, random_family
-from .trace import Event, Generation, Stats
+"""csd_lib: the CS Drafting workbook's library (Cascade Speculative Drafting, arXiv 2312.11462).
+
+The names below are what a user and the notebooks call (the README's "Use it" section documents
+each); everything else is reached through its package, which names its layer: ``engine`` (the method),
+``families`` (models and tasks), ``measure`` (benchmarks and records), ``price`` (cost models, EWIF,
+prediction, tuning), ``report`` (summaries and claims), ``viz`` (figures), ``teach`` (the live panel,
+exercises) and ``cli``. A name is imported on first use, so ``import csd_lib`` stays quick.
+"""
+from __future__ import annotations
+
+import importlib
+
+from .logs import set_verbosity  # installs the library's stderr handler on import
+
+# public name -> the module (under csd_lib) that defines it
+_API = {
+    "generate": "engine.cascade", "build_cascade": "engine.cascade", "METHODS": "engine.plan",
+    "Plan": "engine.plan", "make_plan": "engine.plan", "vertical_k": "engine.plan",
+    "Generation": "engine.generation", "Event": "engine.generation", "Stats": "engine.stats", "swi": "engine.stats",
+    "Family": "families.family", "FAMILIES": "families.family", "load_family": "families.family",
+    "random_family": "families.toy", "load_task": "families.tasks",
+    "run_bench": "measure.bench", "read_records": "measure.records", "check_identical": "measure.lossless",
+    "measure_costs": "price.timing", "load_costs": "price.costfile", "predict_speedup": "price.ewif",
+    "price_plan": "price.pricing", "forecast": "price.forecast", "tune": "price.tune",
+    "summarize": "report.summary", "format_table": "report.summary",
+    "live_panel": "teach.panel",
+}
+_SUBPACKAGES = ("config", "engine", "families", "measure", "price", "report", "viz", "teach", "cli")
+
+__all__ = [*_API, "set_verbosity", *_SUBPACKAGES]
 
 
-def load_task(name, split="test", n=None, **kw):
-    """Task examples with the paper's prompts (see :mod:`csd_lib.tasks`)."""
-    return _tasks.load_task(name, split, n, **kw)
+def __getattr__(name: str):
+    if name in _API:
+        value = getattr(importlib.import_module(f".{_API[name]}", __name__), name)
+    elif name in _SUBPACKAGES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module 'csd_lib' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
-__all__ = ["generate", "build_cascade", "Plan", "make_plan", "load_family", "random_family", "load_task", "Family",
-           "Generation", "Event", "Stats", "METHODS", "FAMILIES", "set_verbosity"]
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -199,82 +199,3 @@ def policy(family_kind: str, arch: str, info: DeviceInfo, dtype: str | torch.dty
     return Policy(dev, dt, keep, tuple(notes))
 
 
-def param_bytes(n_params: int, n_fp32_params: int, dtype: torch.dtype) -> int:
-    """Bytes of weights: ``n_fp32_params`` of them kept in fp32, the rest in ``dtype``."""
-    size = torch.tensor([], dtype=dtype).element_size()
-    return (n_params - n_fp32_params) * size + n_fp32_params * 4
-
-
-@dataclass(frozen=True)
-class MemoryPlan:
-    """How a family's models are placed: all on the device, or the target split by accelerate."""
-    fits: bool                        # False: it cannot run here (see ``message``)
-    target_device_map: str | None     # "auto" when accelerate must spread the target
-    max_memory: dict | None           # accelerate's budget for the target, bytes per device
-    need: int                         # bytes of all weights, KV caches and headroom
-    free: int | None                  # free bytes on the device (None: not measured)
-    message: str = ""
-
-
-HEADROOM = 2**29       # 0.5 GiB beyond weights and KV caches: activations, logits, allocator slack
-CACHE_TOKENS = 2048    # tokens (prompt + output) the KV cache estimate is sized for
-
-
-def kv_cache_bytes(cfg: dict, dtype: torch.dtype, tokens: int = CACHE_TOKENS) -> int:
-    """Bytes of one model's KV cache at ``tokens`` tokens: layers x 2 x heads x head_dim x tokens x dtype bytes.
-
-    ``cfg`` is a ``config.json`` dict. For T5, the decoder's self- and cross-attention caches
-    together hold one key and value per prompt or output token, so ``tokens`` counts both.
-    """
-    layers = cfg.get("num_decoder_layers") or cfg.get("num_layers") or cfg.get("num_hidden_layers") or 0
-    heads = cfg.get("num_key_value_heads") or cfg.get("num_heads") or cfg.get("num_attention_heads") or 0
-    head_dim = cfg.get("head_dim") or cfg.get("d_kv") or (cfg.get("hidden_size", 0) // max(1, cfg.get(
-        "num_attention_heads") or 1))
-    return layers * 2 * heads * head_dim * tokens * torch.tensor([], dtype=dtype).element_size()
-
-
-def _gib(b: int) -> str:
-    return f"{b / 2**30:.1f} GiB"
-
-
-def plan_memory(sizes: list[int], info: DeviceInfo, cache: int = 0, headroom: int = HEADROOM) -> MemoryPlan:
-    """Place a family whose weights take ``sizes`` bytes (target first, then drafters).
-
-    ``need`` = weights + ``cache`` (KV cache bytes, ``kv_cache_bytes``) + ``headroom``. Everything
-    goes on the device when ``need`` fits its free memory (a GPU's, or host RAM for the CPU and
-    MPS, read from this machine when ``info`` does not say), so a family that fits is never
-    offloaded. On a CPU or MPS that is too small, nothing fits (``fits=False``). On a GPU that
-    is too small the drafters stay on it and accelerate spreads the target over what is left
-    and host RAM (``device_map="auto"``), when host RAM holds the rest; a target larger than
-    the GPU's total memory does not fit at all: every call would stream its weights, which no
-    speedup can pay back.
-    """
-    need = int(sum(sizes) + cache + headroom)
-    if info.type != "cuda" and info.free_mem is None:  # the CPU or MPS described by hand: this machine's RAM
-        total, free = host_memory()
-        info = replace(info, total_mem=total, free_mem=free, host_free=free)
-    where = {"cpu": "host RAM", "mps": "unified memory (MPS)"}.get(info.type, info.name or info.type)
-    if info.free_mem is None or need <= info.free_mem:
-        return MemoryPlan(True, None, None, need, info.free_mem)
-    short = (f"the family needs {_gib(need)} (weights {_gib(sum(sizes))}, target {_gib(sizes[0])}, plus "
-             f"{_gib(cache)} of KV cache and {_gib(headroom)} headroom), more than the {_gib(info.free_mem)} "
-             f"free in {where}" if info.type != "cuda" else
-             f"its weights take {_gib(sum(sizes))} (the target {_gib(sizes[0])}), plus {_gib(cache)} of KV cache "
-             f"and {_gib(headroom)} headroom, more than {where} can hold ({_gib(info.free_mem)} free of "
-             f"{_gib(info.total_mem or info.free_mem)})")
-    if info.type != "cuda":
-        return MemoryPlan(False, None, None, need, info.free_mem, short)
-    target = sizes[0]
-    gpu = int(info.free_mem - (need - target))  # left on the GPU for the target's weights
-    offloaded = target - gpu
-    if target > (info.total_mem or info.free_mem) or gpu <= 0:
-        return MemoryPlan(False, None, None, need, info.free_mem, short)
-    if info.host_free is not None and offloaded + headroom > info.host_free:
-        return MemoryPlan(False, None, None, need, info.free_mem,
-                          f"{short}, and host RAM ({_gib(info.host_free)} available) cannot hold the "
-                          f"{_gib(offloaded)} of the target that would be offloaded")
-    host = info.host_free - headroom if info.host_free is not None else 2 * target
-    return MemoryPlan(True, "auto", {info.index or 0: gpu, "cpu": int(host)}, need, info.free_mem,
-                      f"the family needs {_gib(need)} (with KV cache and headroom) but {_gib(info.free_mem)} is "
-                      f"free on {where}: the drafters stay on it and accelerate spreads the target over the GPU "
-                      f"({_gib(gpu)}) and host RAM ({_gib(offloaded)}), which is slower")

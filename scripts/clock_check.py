@@ -23,9 +23,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's csd_lib, as `python -m csd_lib` in ROOT imports
 
-from csd_lib.bench import read_records  # noqa: E402
-from csd_lib.records import fastest  # noqa: E402
-from csd_lib.summary import bootstrap_median_ci, conditions_line, ratios, run_conditions  # noqa: E402
+from csd_lib.measure.records import read_records  # noqa: E402
+from csd_lib.measure.records import fastest  # noqa: E402
+from csd_lib.report.bench_stats import bootstrap_median_ci
+from csd_lib.report.summary import conditions_line, ratios, run_conditions  # noqa: E402
 
 BUSY = "while True: pass"
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import torch
 
-from csd_lib.bench import run_bench
-from csd_lib.costs import environment
-from csd_lib.summary import format_table, summarize
-from csd_lib.families import load_family
-from csd_lib.tasks import load_task
+from csd_lib.measure.bench import run_bench
+from csd_lib.measure.machine import environment
+from csd_lib.report.summary import format_table, summarize
+from csd_lib.families.family import load_family
+from csd_lib.families.tasks import load_task
 
 
 def main() -> int:

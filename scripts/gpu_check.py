@@ -31,9 +31,11 @@ import torch
 
 from csd_lib import config
 from csd_lib.fileio import write_atomic
-from csd_lib.costs import environment, measure_costs, save_costs
-from csd_lib.families import REAL_PRESETS
-from csd_lib.shadow import build_shadows
+from csd_lib.measure.machine import environment
+from csd_lib.price.timing import measure_costs
+from csd_lib.price.costfile import save_costs
+from csd_lib.families.presets import REAL_PRESETS
+from csd_lib.families.shadow import build_shadows
 
 
 def int_list(text: str) -> list[int]:
@@ -120,8 +122,8 @@ def main(argv=None) -> int:
     huggingface_hub.constants.HF_HUB_CACHE = str(hub)
     huggingface_hub.constants.HF_HUB_OFFLINE = True
     config.HF_OFFLINE = True
-    from csd_lib.families import load_family
-    from csd_lib.tasks import load_task
+    from csd_lib.families.family import load_family
+    from csd_lib.families.tasks import load_task
 
     t_start = time.perf_counter()
     dev = config.pick_device(args.device)

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import numpy as np
 
-from csd_lib.bench import read_records
-from csd_lib.costs import load_costs
+from csd_lib.measure.records import read_records
+from csd_lib.price.costfile import load_costs
 from csd_lib.fileio import write_atomic
-from csd_lib.predict import prediction_limits
-from csd_lib.records import ALL_METHODS, BenchRecord, fastest
-from csd_lib.summary import (CLOCK_NAMES, bootstrap_median_ci, mag_share, predicted_vs_measured, ratios,
-                             run_conditions, summarize)
+from csd_lib.price.predict import prediction_limits
+from csd_lib.measure.records import ALL_METHODS, BenchRecord, fastest
+from csd_lib.report.summary import CLOCK_NAMES, mag_share, predicted_vs_measured, ratios, run_conditions, summarize
+from csd_lib.report.bench_stats import bootstrap_median_ci
 from csd_lib.viz import bench_figure, cost_figure
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from csd_lib.costs import environment
-from csd_lib.families import load_family
+from csd_lib.measure.machine import environment
+from csd_lib.families.family import load_family
 from csd_lib.fileio import write_atomic
-from csd_lib.tune import candidate_grid, family_costs, grid_search, predict_sd, remeasure, sd_sweep, tune
+from csd_lib.price.tune import candidate_grid, family_costs, grid_search, predict_sd, remeasure, sd_sweep, tune
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = ("| family | task | candidates | tuner: configs measured | tuner best (K, l) | grid best (K, l) | "

@@ -4,9 +4,9 @@ Sizes are cut so that CI runs every solution in seconds; raise N for the numbers
 The family comes from CSD_FAMILY (default tiny-t5) and the prompts from CSD_SEED, as in the notebooks.
 """
 from csd_lib import config, generate, load_family, load_task
-from csd_lib.bench import run_one
-from csd_lib.summary import summarize
-from csd_lib.claims import paper_k_entries
+from csd_lib.measure.bench import run_one
+from csd_lib.report.summary import summarize
+from csd_lib.report.claims import paper_k_entries
 
 N = 4
 fam = load_family(config.FAMILY)

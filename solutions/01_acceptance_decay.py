@@ -1,8 +1,9 @@
 """Solutions to the exercises of notebooks/01_acceptance_decay.ipynb (sizes cut for CI)."""
 import numpy as np
 
-from csd_lib import config, ewif, load_family, load_task
-from csd_lib.acceptance import acceptance_curve, family_curves, greedy_continuations
+from csd_lib import config, load_family, load_task
+from csd_lib.price import ewif
+from csd_lib.measure.curves import acceptance_curve, family_curves, greedy_continuations
 
 fam = load_family(config.FAMILY)
 tok, style = fam.tokenizer, fam.prompt_style

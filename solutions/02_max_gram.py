@@ -1,10 +1,9 @@
 """Solutions to the exercises of notebooks/02_max_gram.ipynb (sizes cut for CI)."""
-import numpy as np
 import pandas as pd
 
 from csd_lib import config, load_family, load_task
-from csd_lib.analysis import mag_proposer, prompt_lookup_proposer, replay, replay_summary
-from csd_lib.mag import MaG, build_bigram
+from csd_lib.teach.replay import mag_proposer, prompt_lookup_proposer, replay, replay_summary
+from csd_lib.engine.mag import MaG, build_bigram
 
 fam = load_family(config.FAMILY)
 tok = fam.tokenizer

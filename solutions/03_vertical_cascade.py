@@ -1,7 +1,7 @@
 """Solutions to the exercises of notebooks/03_vertical_cascade.ipynb (sizes cut for CI)."""
-import numpy as np
 
-from csd_lib import config, ewif, generate, load_family, load_task
+from csd_lib import config, generate, load_family, load_task
+from csd_lib.price import ewif
 
 fam = load_family(config.FAMILY)
 d1 = fam.drafters[0].name

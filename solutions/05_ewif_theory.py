@@ -1,9 +1,10 @@
 """Solutions to the exercises of notebooks/05_ewif_theory.ipynb (sizes cut for CI)."""
 import numpy as np
 
-from csd_lib import config, ewif, generate, load_family, load_task
-from csd_lib.exercises import check
-from csd_lib.tune import acceptance_table
+from csd_lib import config, generate, load_family, load_task
+from csd_lib.price import ewif
+from csd_lib.teach.exercises import check
+from csd_lib.measure.acceptance import acceptance_table
 
 # 1. Smallest alpha for which SD beats AR at c = 0.3. For k = 1, EWIF = (1 + alpha) / (1 + c) > 1
 #    exactly when alpha > c; longer drafts cannot help below that (each extra token costs c and

@@ -2,8 +2,10 @@
 import tempfile
 from pathlib import Path
 
-from csd_lib import bench, config, generate, load_family, load_task, summary
-from csd_lib.regimes import side_family, swi, swi_difference
+from csd_lib.measure import bench
+from csd_lib import config, generate, load_family, load_task
+from csd_lib.report import summary
+from csd_lib.report.regimes import side_family, swi, swi_difference
 
 fam = load_family(config.FAMILY)
 examples = load_task(fam.task, "test", 3, seed=config.SEED)

@@ -2,9 +2,9 @@
 import torch
 
 from csd_lib import config, load_family, load_task, random_family
-from csd_lib.exercises import check
-from csd_lib.lossless import exact_joint, greedy_identity, noise_tv, sample_joint, tv
-from csd_lib.review import effective_q
+from csd_lib.teach.exercises import check
+from csd_lib.measure.lossless import exact_joint, greedy_identity, noise_tv, sample_joint, tv
+from csd_lib.engine.review import effective_q
 
 V, PROMPT, T = 6, [3, 4, 5, 3, 4, 5, 3, 4], 1.0
 toy = random_family("llama", vocab_size=V, n_drafters=2, seed=5, eos=None, dtype=torch.float64,

@@ -21,11 +21,13 @@ import pytest
 import torch
 
 from csd_lib import generate, random_family
-from csd_lib.__main__ import main, parser, prog_name
-from csd_lib.bench import read_records, run_bench
-from csd_lib.lossless import exact_joint
-from csd_lib.tasks import load_task
-from csd_lib.tune import grid_search, tune
+from csd_lib.cli.main import main
+from csd_lib.cli.parser import parser, prog_name
+from csd_lib.measure.records import read_records
+from csd_lib.measure.bench import run_bench
+from csd_lib.measure.lossless import exact_joint
+from csd_lib.families.tasks import load_task
+from csd_lib.price.tune import grid_search, tune
 
 NAN, INF = float("nan"), float("inf")
 

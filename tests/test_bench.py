@@ -7,13 +7,12 @@ from pathlib import Path
 import pytest
 
 from csd_lib import random_family
-from csd_lib import config
-from csd_lib.bench import _key, hf_generate, method_settings, read_records, record_settings, run_bench
-from csd_lib.cascade import generate
-from csd_lib.costs import load_costs
-from csd_lib.plan import Plan
-from csd_lib.records import BenchRecord
-from csd_lib.summary import mag_share, summarize, summary_json
+from csd_lib.measure.bench import _key, hf_generate, method_settings, record_settings, run_bench
+from csd_lib.measure.records import read_records
+from csd_lib.engine.cascade import generate
+from csd_lib.engine.plan import Plan
+from csd_lib.measure.records import BenchRecord
+from csd_lib.report.summary import mag_share, summarize, summary_json
 
 
 @dataclass
@@ -115,8 +114,8 @@ def _stats_from_raw(recs, method, cost_model):
 
     import numpy as np
 
-    from csd_lib.ewif import predict_speedup
-    from csd_lib.tune import acceptance_table, complete_table
+    from csd_lib.price.ewif import predict_speedup
+    from csd_lib.measure.acceptance import acceptance_table, complete_table
     best = {}
     for r in recs:
         key = (r["method"], r["example"])
@@ -142,7 +141,7 @@ def _stats_from_raw(recs, method, cost_model):
 
 
 def test_median_ci_and_prediction_recomputed_from_raw_lines(tmp_path):
-    from csd_lib.costmodel import CallFit, CostModel
+    from csd_lib.price.costmodel import CallFit, CostModel
     f = fam()
     recs = run_bench(f, EXAMPLES, ["ar", "sd", "csd"], tmp_path / "r.jsonl", 12, warmup=0, progress=False,
                      repeats=2)
@@ -225,12 +224,12 @@ def test_bench_rejects_unknown_method(tmp_path):
 
 
 def test_predicted_vs_measured_uses_the_runs_own_acceptance(tmp_path):
-    from csd_lib.summary import predicted_vs_measured
+    from csd_lib.report.summary import predicted_vs_measured
     f = random_family("llama", vocab_size=40, n_drafters=2, seed=2, drafter_is_target=True)
     recs = run_bench(f, EXAMPLES, ["ar", "mag", "csd"], tmp_path / "r.jsonl", 24, warmup=0, progress=False)
     pv = predicted_vs_measured(recs)
     assert pv["ar"]["predicted_walltime"] == 1.0
-    from csd_lib.costmodel import CostModel
+    from csd_lib.price.costmodel import CostModel
     flat = predicted_vs_measured(recs, CostModel.constant({"target": 1.0, "base": 0.0, "small": 0.0}))
     assert flat["mag"]["predicted_walltime"] == pytest.approx(flat["mag"]["predicted_swi_ms"], rel=0.1)
     for m in ("mag", "csd"):
@@ -240,14 +239,15 @@ def test_predicted_vs_measured_uses_the_runs_own_acceptance(tmp_path):
 
 
 def test_vertical_k_gives_only_the_largest_drafter_and_mag_a_budget():
-    from csd_lib.predict import vertical_k
+    from csd_lib.engine.plan import vertical_k
     assert vertical_k(16, 3, 10) == [[16, 0, 10], [0, 0, 10], [0, 0, 10]]
     assert vertical_k(3, levels=2, mag_block=4) == [[3, 4], [0, 4]]
 
 
 def test_prediction_limits_price_the_run_and_search_around_it(tmp_path):
-    from csd_lib.costmodel import CallFit, CostModel
-    from csd_lib.predict import predict_walltime, prediction_limits, vertical_k
+    from csd_lib.price.costmodel import CallFit, CostModel
+    from csd_lib.price.predict import predict_walltime, prediction_limits
+    from csd_lib.engine.plan import vertical_k
     f = random_family("llama", vocab_size=40, n_drafters=2, seed=2, drafter_is_target=True)
     recs = run_bench(f, EXAMPLES, ["ar", "sd", "csd"], tmp_path / "r.jsonl", 16, warmup=0, progress=False)
     vrecs = run_bench(f, EXAMPLES, ["ar", "csd"], tmp_path / "v.jsonl", 16, k=vertical_k(3, 3, f.mag.n), warmup=0,
@@ -329,7 +329,7 @@ def test_legacy_results_still_resume_and_summarize(tmp_path):
     import shutil
 
     from csd_lib import load_family
-    from csd_lib.tasks import load_task
+    from csd_lib.families.tasks import load_task
     out = tmp_path / "r.jsonl"
     shutil.copy(LEGACY / "tiny-t5-synth-gsm8k-sd.jsonl", out)
     raw, before = out.read_bytes(), read_records(out)
@@ -343,7 +343,7 @@ def test_legacy_results_still_resume_and_summarize(tmp_path):
 
 def test_cost_measurement_is_sized_to_its_budget(caplog):
     """Where the full grid would overrun the budget: fewer points, a short overhead run, and an estimate."""
-    from csd_lib.costs import N_GRID, measure_costs
+    from csd_lib.price.timing import N_GRID, measure_costs
     with caplog.at_level("INFO", logger="csd_lib"):
         cm = measure_costs(fam(), [5, 6, 7, 8], seconds=1e-4, min_reps=1, warmup=1)
     ns = {s[1] for s in cm.samples if s[1] > 0}

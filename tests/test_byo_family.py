@@ -5,7 +5,9 @@ import pytest
 import torch
 
 from csd_lib import config, generate, load_family
-from csd_lib.families import DEFAULT_LENIENCE, default_k, random_model, roles, toy_tokenizer
+from csd_lib.families.presets import DEFAULT_LENIENCE
+from csd_lib.families.family import default_k, roles
+from csd_lib.families.toy import random_model, toy_tokenizer
 
 
 @pytest.fixture(autouse=True)
@@ -105,7 +107,7 @@ def test_default_k_rule(n, want):
 
 
 def test_cli_target_and_drafters(tmp_path, capsys):
-    from csd_lib.__main__ import main
+    from csd_lib.cli.main import main
     paths = [save(tmp_path, "t5", s, i) for i, s in enumerate(["target", "base", "small"])]
     out = {}
     for method in ("ar", "csd"):
@@ -119,7 +121,7 @@ def test_cli_target_and_drafters(tmp_path, capsys):
 
 
 def test_bad_overrides_fail_before_loading(monkeypatch):
-    from csd_lib import families
+    from csd_lib.families import family as families
     monkeypatch.setattr(families, "_load_tiny", lambda *a: pytest.fail("loaded despite a bad override"))
     with pytest.raises(ValueError, match="3x3"):
         load_family("tiny-t5", k=[[1]])

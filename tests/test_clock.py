@@ -6,11 +6,13 @@ import pytest
 import torch
 
 from csd_lib import random_family
-from csd_lib import __main__ as cli
-from csd_lib.bench import read_records, run_bench
-from csd_lib.models import CLOCKS
-from csd_lib.records import BenchRecord
-from csd_lib.summary import format_table, run_conditions, summarize, summary_json
+from csd_lib.cli import commands
+from csd_lib.cli.main import main as cli_main
+from csd_lib.measure.records import read_records
+from csd_lib.measure.bench import run_bench
+from csd_lib.engine.models import CLOCKS
+from csd_lib.measure.records import BenchRecord
+from csd_lib.report.summary import format_table, run_conditions, summarize, summary_json
 
 
 class Ex:
@@ -70,7 +72,7 @@ def test_cpu_clock_is_refused_with_several_threads(tmp_path, threads):
 def run_cli(argv) -> int:
     """The CLI's exit status, whether main returns it or argparse exits with it."""
     try:
-        return cli.main(argv)
+        return cli_main(argv)
     except SystemExit as e:
         return e.code
 
@@ -83,7 +85,7 @@ def run_cli(argv) -> int:
     (["--clock", "sundial"], "argument --clock: invalid choice: 'sundial'"),
 ])
 def test_cli_refuses_before_anything_loads(tmp_path, capsys, monkeypatch, argv, msg):
-    monkeypatch.setattr(cli, "load_from_args", lambda args: pytest.fail("a model was loaded"))
+    monkeypatch.setattr(commands, "load_from_args", lambda args: pytest.fail("a model was loaded"))
     out = tmp_path / "r.jsonl"
     code = run_cli(["bench", "--family", "tiny-t5", "--n", "1", "--out", str(out), *argv])
     err = capsys.readouterr().err.strip().splitlines()
@@ -153,15 +155,15 @@ def test_cli_mag_lenience_and_clock_reach_the_run(tmp_path, monkeypatch):
     def fake_run(fam_, examples, methods, out, **kw):
         seen.update(kw)
         return []
-    monkeypatch.setattr(cli, "load_from_args", lambda args: fam())
-    monkeypatch.setattr(cli, "run_bench", fake_run)
-    monkeypatch.setattr(cli, "resume_problem", lambda *a, **kw: None)
+    monkeypatch.setattr(commands, "load_from_args", lambda args: fam())
+    monkeypatch.setattr(commands, "run_bench", fake_run)
+    monkeypatch.setattr(commands, "resume_problem", lambda *a, **kw: None)
     monkeypatch.setattr(torch, "set_num_threads", lambda n: seen.setdefault("threads", n))
-    assert cli.main(["bench", "--family", "tiny-t5", "--n", "1", "--methods", "csd", "--mag-lenience", "lenient",
+    assert cli_main(["bench", "--family", "tiny-t5", "--n", "1", "--methods", "csd", "--mag-lenience", "lenient",
                      "--clock", "cpu", "--threads", "1", "--costs", "none", "--out", str(tmp_path / "r.jsonl")]) == 0
     assert seen["mag_lenience"] is True and seen["clock"] == "cpu" and seen["threads"] == 1
     seen.clear()
-    assert cli.main(["bench", "--family", "tiny-t5", "--n", "1", "--methods", "csd", "--costs", "none",
+    assert cli_main(["bench", "--family", "tiny-t5", "--n", "1", "--methods", "csd", "--costs", "none",
                      "--out", str(tmp_path / "r.jsonl")]) == 0
     assert seen["mag_lenience"] is None and seen["clock"] == "wall"
 

@@ -107,7 +107,7 @@ def test_setup_cell_clones_the_saved_branch_once_and_reruns(tmp_path, fake_colab
     p, res = run_cell(tmp_path, fake, site, url, where, branch="dev")  # a fresh runtime
     assert p.returncode == 0, p.stderr
     assert "CUSTOM-WIDGET-MANAGER-ON" in p.stdout
-    assert (where / ".git").is_dir() and (where / "csd_lib" / "cascade.py").is_file()
+    assert (where / ".git").is_dir() and (where / "csd_lib" / "engine" / "cascade.py").is_file()
     assert git("-C", str(where), "rev-parse", "HEAD") == dev  # the branch the notebooks name, not the default
     assert git("-C", str(where), "rev-parse", "--abbrev-ref", "HEAD") == "dev"
     assert res == dict(path0=str(where), count=1)

@@ -2,11 +2,12 @@
 import numpy as np
 import pytest
 
-from csd_lib import ewif as E
-from csd_lib.costmodel import CallFit, CostModel, fit_call
-from csd_lib.costs import load_costs, measure_costs, save_costs
-from csd_lib.families import random_family
-from csd_lib.plan import Plan
+from csd_lib.price import ewif as E
+from csd_lib.price.costmodel import CallFit, CostModel, fit_call
+from csd_lib.price.costfile import load_costs, save_costs
+from csd_lib.price.timing import measure_costs
+from csd_lib.families.toy import random_family
+from csd_lib.engine.plan import Plan
 
 T5_K = [[5, 14, 10], [0, 1, 10], [0, 0, 10]]
 DRAFTERS = ["base", "small", "mag"]
@@ -101,7 +102,7 @@ def test_measure_save_load_roundtrip(tmp_path):
 
 
 def test_figures_from_a_run(tmp_path):
-    from csd_lib.bench import run_bench
+    from csd_lib.measure.bench import run_bench
     from csd_lib.viz import cost_figure, prediction_figure, time_share_figure
 
     class Ex:

@@ -1,4 +1,4 @@
-"""The device and dtype policy (config.policy, config.plan_memory), table-tested on fake devices,
+"""The device and dtype policy (config.policy, placement.plan_memory), table-tested on fake devices,
 plus the loading checks that need no GPU: fp32 'wo' layers, finite logits, the accelerate path."""
 import json
 
@@ -6,9 +6,12 @@ import pytest
 import torch
 
 from csd_lib import config
-from csd_lib.config import DeviceInfo, plan_memory, policy
-from csd_lib.families import random_model
-from csd_lib.models import LM, check_loaded, count_params, load_lm
+from csd_lib.config import DeviceInfo, policy
+from csd_lib.families.placement import plan_memory
+from csd_lib.families.toy import random_model
+from csd_lib.engine.models import LM
+from csd_lib.families.hub import check_loaded, count_params, load_lm
+from csd_lib.families import placement
 
 GiB = 2**30
 CPU = DeviceInfo("cpu", "cpu")
@@ -89,7 +92,7 @@ def test_pick_device_names_the_valid_forms(bad):
 # -- memory sizing ------------------------------------------------------------------------
 
 def _bytes(params, dtype):
-    return [config.param_bytes(int(p), 0, dtype) for p in params]
+    return [placement.param_bytes(int(p), 0, dtype) for p in params]
 
 
 XXL, LARGE, BASE, SMALL, V7B, V68M = 11.3e9, 0.78e9, 0.25e9, 0.077e9, 6.74e9, 0.068e9
@@ -99,17 +102,17 @@ IDS = {XXL: "google/flan-t5-xxl", LARGE: "google/flan-t5-large", BASE: "google/f
 
 def _cache(params, dtype):
     """KV cache bytes of the models at the default length, from their stored published configs."""
-    from csd_lib.shadow import published_config
-    return sum(config.kv_cache_bytes(published_config(IDS[p]), dtype) for p in params)
+    from csd_lib.families.archs import published_config
+    return sum(placement.kv_cache_bytes(published_config(IDS[p]), dtype) for p in params)
 
 
 def test_kv_cache_bytes_from_the_config():
-    from csd_lib.shadow import published_config
+    from csd_lib.families.archs import published_config
     vicuna = published_config("lmsys/vicuna-7b-v1.3")
-    assert config.kv_cache_bytes(vicuna, F16) == 1 * GiB                     # 32 x 2 x 32 x 128 x 2048 x 2
-    assert config.kv_cache_bytes(published_config("google/flan-t5-xxl"), F32, 1024) == 24 * 2 * 64 * 64 * 1024 * 4
+    assert placement.kv_cache_bytes(vicuna, F16) == 1 * GiB                     # 32 x 2 x 32 x 128 x 2048 x 2
+    assert placement.kv_cache_bytes(published_config("google/flan-t5-xxl"), F32, 1024) == 24 * 2 * 64 * 64 * 1024 * 4
     gqa = dict(num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=2, hidden_size=256)
-    assert config.kv_cache_bytes(gqa, B16, 10) == 2 * 2 * 2 * 32 * 10 * 2                    # grouped KV heads
+    assert placement.kv_cache_bytes(gqa, B16, 10) == 2 * 2 * 2 * 32 * 10 * 2                    # grouped KV heads
 
 
 BUSY_V100 = DeviceInfo("cuda", "V100-16GB", (7, 0), 16 * GiB, 12 * GiB, 0, host_free=50 * GiB)
@@ -141,11 +144,11 @@ def test_plan_memory(info, params, dtype, fits, device_map):
     cache = _cache(params, dtype)
     plan = plan_memory(_bytes(params, dtype), info, cache)
     assert (plan.fits, plan.target_device_map) == (fits, device_map)
-    assert plan.need == sum(_bytes(params, dtype)) + cache + config.HEADROOM   # every model counts, at its dtype
+    assert plan.need == sum(_bytes(params, dtype)) + cache + placement.HEADROOM   # every model counts, at its dtype
     if device_map:
         budget = plan.max_memory[info.index]
         assert 0 < budget < _bytes(params, dtype)[0]
-        assert budget + sum(_bytes(params[1:], dtype)) + cache + config.HEADROOM <= info.free_mem
+        assert budget + sum(_bytes(params[1:], dtype)) + cache + placement.HEADROOM <= info.free_mem
         assert plan.max_memory["cpu"] <= (info.host_free or 2 * _bytes(params, dtype)[0])
         assert "accelerate" in plan.message
     if not fits:
@@ -166,7 +169,7 @@ def test_a_family_that_fits_is_never_offloaded():
         for params in ([XXL, BASE, SMALL], [LARGE, BASE, SMALL], [V7B, V68M]):
             sizes, cache = _bytes(params, B16), _cache(params, B16)
             plan = plan_memory(sizes, info, cache)
-            if sum(sizes) + cache + config.HEADROOM <= info.free_mem:
+            if sum(sizes) + cache + placement.HEADROOM <= info.free_mem:
                 assert plan.fits and plan.target_device_map is None
 
 
@@ -176,11 +179,11 @@ def test_count_params_from_config_only(tmp_path):
     n, n_wo = count_params(str(tmp_path), ("wo",))
     assert n == sum(p.numel() for p in m.parameters())
     assert n_wo == sum(p.numel() for name, p in m.named_parameters() if ".wo." in name) > 0
-    assert config.param_bytes(n, n_wo, F16) == 2 * (n - n_wo) + 4 * n_wo
+    assert placement.param_bytes(n, n_wo, F16) == 2 * (n - n_wo) + 4 * n_wo
 
 
 def test_count_params_keeps_published_untied_lm_head(tmp_path):
-    from csd_lib import shadow
+    from csd_lib.families import shadow
     cfg = shadow.published_config("google/flan-t5-small")
     assert cfg["tie_word_embeddings"] is False
     (tmp_path / "config.json").write_text(json.dumps(cfg))
@@ -253,13 +256,13 @@ def test_accelerate_path_with_a_tiny_memory_budget(arch, tmp_path):
 
 def test_family_too_large_for_the_gpu_names_a_preset_that_fits(saved_checkpoints, monkeypatch):
     """FLAN-T5-XXL-sized weights on a T4: stop before loading and say to use flan-t5-colab."""
-    from csd_lib import families
-    from csd_lib.families import load_family
+    from csd_lib.families import family as families
+    from csd_lib.families.family import load_family
     paths = saved_checkpoints("t5", ["target", "base", "small"])
     published = {32: XXL, 16: BASE, 8: SMALL}                  # by the tiny models' widths
     monkeypatch.setattr(config, "describe_device", lambda device=None: T4)
-    real_count = families.count_params
-    monkeypatch.setattr(families, "count_params", lambda cfg, keep=(): (
+    real_count = placement.count_params
+    monkeypatch.setattr(placement, "count_params", lambda cfg, keep=(): (
         int(published[cfg["d_model"]]), 0) if cfg["vocab_size"] == 48 else real_count(cfg, keep))
     loaded = []
     monkeypatch.setattr(families, "load_lm", lambda *a, **k: loaded.append(a))
@@ -272,15 +275,15 @@ def test_family_too_large_for_the_gpu_names_a_preset_that_fits(saved_checkpoints
 def test_family_spread_by_accelerate_when_free_memory_is_short(saved_checkpoints, monkeypatch, gpu, spread):
     """7B-sized target on a V100 with 12 GiB free: the target gets device_map='auto', drafters do not.
     On a T4 (14.6 GiB free) the same family fits whole: nothing is offloaded."""
-    from csd_lib import families
-    from csd_lib.families import load_family
+    from csd_lib.families import family as families
+    from csd_lib.families.family import load_family
     paths = saved_checkpoints("llama", ["target", "small"])
     monkeypatch.setattr(config, "describe_device", lambda device=None: gpu)
     # sized as Vicuna-7B and Vicuna-68M (by the tiny models' widths), with the KV caches of their published configs
-    monkeypatch.setattr(families, "count_params",
+    monkeypatch.setattr(placement, "count_params",
                         lambda cfg, keep=(): (int(V7B if cfg["hidden_size"] == 32 else V68M), 0))
-    real_plan, cache = config.plan_memory, _cache([V7B, V68M], F16)
-    monkeypatch.setattr(config, "plan_memory", lambda sizes, info, c=0: real_plan(sizes, info, cache))
+    real_plan, cache = placement.plan_memory, _cache([V7B, V68M], F16)
+    monkeypatch.setattr(placement, "plan_memory", lambda sizes, info, c=0: real_plan(sizes, info, cache))
     calls = {}
 
     def fake_load(name, path, policy=None, **kw):

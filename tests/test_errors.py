@@ -9,8 +9,8 @@ import os
 import pytest
 
 from csd_lib import generate, load_family, random_family
-from csd_lib.__main__ import main
-from csd_lib.plan import validate_k
+from csd_lib.cli.main import main
+from csd_lib.engine.plan import validate_k
 
 
 @functools.lru_cache(maxsize=None)

@@ -4,8 +4,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from csd_lib import ewif as E
-from csd_lib.plan import Plan
+from csd_lib.price import ewif as E
+from csd_lib.engine.plan import Plan
 
 T5_K = [[5, 14, 10], [0, 1, 10], [0, 0, 10]]
 T5_DRAFTERS = ["base", "small", "mag"]
@@ -245,7 +245,7 @@ def test_table1_parameter_cost_hypothesis_is_close_to_paper():
 
 def _fed_model(names):
     """A cost model whose call costs exactly the tokens it feeds (no review overhead, MaG free)."""
-    from csd_lib.costmodel import CallFit, CostModel
+    from csd_lib.price.costmodel import CallFit, CostModel
     return CostModel("toy", "cpu", {n: CallFit([0.0, 1.0, 0.0, 0.0]) for n in names}, CallFit.constant(0.0), mag=0.0)
 
 

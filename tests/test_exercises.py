@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from csd_lib.exercises import Verdict, check
+from csd_lib.teach.exercises import Verdict, check
 
 
 def test_missing_answer_is_not_a_verdict():

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from csd_lib import generate, random_family
-from csd_lib.lossless import NEAR_TIE_NOTE, check_identical
+from csd_lib.measure.lossless import NEAR_TIE_NOTE, check_identical
 
 PROMPT = [5, 9, 17, 23, 5, 9, 17, 30, 41, 12]
 N = 12

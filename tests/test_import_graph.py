@@ -1,8 +1,9 @@
-"""The library stacks: no import circle, and every import goes to the same or a lower floor.
+"""The library stacks: its packages are its layers, with no import circle and no import up a layer.
 
-Every ``csd_lib`` module is parsed with ``ast``; imports inside functions count like the
-ones at the top. A module missing from ``FLOORS`` fails the test: a new module must say
-where it lives.
+Every ``csd_lib`` module is parsed with ``ast``; imports inside functions count like the ones at the
+top. A module's layer is read from its package (``csd_lib.price.tune`` is in ``price``); the three
+settings modules at the top level (``config``, ``logs``, ``fileio``) are the bottom layer. A new
+package must say where it stands in ``LAYERS``.
 """
 import ast
 from pathlib import Path
@@ -11,33 +12,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "csd_lib"
 
-# Floors, bottom first. An import may go to its own floor or a lower one, never up.
-FLOORS = {
-    # 0: settings, logging, files, the task data
-    "csd_lib.config": 0, "csd_lib.logs": 0, "csd_lib.fileio": 0, "csd_lib.tasks": 0, "csd_lib.exercises": 0,
-    # 1: theory, the cost model, the plan, what a generation returns
-    "csd_lib.plan": 1, "csd_lib.inputs": 1, "csd_lib.costmodel": 1, "csd_lib.ewif": 1, "csd_lib.pricing": 1,
-    "csd_lib.trace": 1,
-    # 2: the engine
-    "csd_lib.archs": 2, "csd_lib.review": 2, "csd_lib.mag": 2, "csd_lib.models": 2, "csd_lib.cascade": 2,
-    "csd_lib.analysis": 2, "csd_lib.acceptance": 2,
-    # 3: families and presets
-    "csd_lib.presets": 3, "csd_lib.families": 3, "csd_lib.shadow": 3,
-    # 4: measurement
-    "csd_lib.records": 4, "csd_lib.costs": 4, "csd_lib.tune": 4, "csd_lib.predict": 4, "csd_lib.summary": 4,
-    "csd_lib.bench": 4, "csd_lib.lossless": 4, "csd_lib.claims": 4, "csd_lib.forecast": 4, "csd_lib.regimes": 4,
-    # 5: figures, widgets, the CLI, notebooks' helpers
-    "csd_lib.viz": 5, "csd_lib.viz.acceptance": 5, "csd_lib.viz.bench": 5, "csd_lib.viz.cascade": 5,
-    "csd_lib.viz.costs": 5, "csd_lib.viz.ewif": 5, "csd_lib.viz.lossless": 5, "csd_lib.viz.mag": 5,
-    "csd_lib.viz.notebook": 5, "csd_lib.viz.palette": 5, "csd_lib.viz.predict": 5, "csd_lib.viz.rounds": 5, "csd_lib.viz.trace": 5,
-    "csd_lib.widgets": 5, "csd_lib.demo": 6, "csd_lib.__main__": 6, "csd_lib": 6,
-    # the zoo trains the embedded families (a tool beside the library, on top)
-    "csd_lib.zoo": 6, "csd_lib.zoo.presets": 6, "csd_lib.zoo.tokenizer": 6, "csd_lib.zoo.train": 6,
-    "csd_lib.zoo.card": 6, "csd_lib.zoo.__main__": 6,
-}
+# Bottom first. A module may import its own layer or a lower one, never a higher one.
+LAYERS = ["settings", "engine", "families", "measure", "price", "report", "viz", "teach", "cli", "zoo", "top"]
+SETTINGS = {"csd_lib.config", "csd_lib.logs", "csd_lib.fileio"}
+TOP = {"csd_lib", "csd_lib.__main__"}   # the public API and the entry point
 
-# Upward arrows that another change removes (none left).
-PENDING_UP: set[tuple[str, str]] = set()
+
+def layer(module: str) -> str:
+    if module in SETTINGS:
+        return "settings"
+    if module in TOP:
+        return "top"
+    return module.split(".")[1]
 
 
 def _modules() -> dict[str, Path]:
@@ -64,8 +50,11 @@ def _graph() -> dict[str, set[str]]:
                 names = [mod] + [mod + "." + a.name for a in node.names]
             elif isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
+            elif isinstance(node, ast.Constant) and m == "csd_lib" and isinstance(node.value, str) \
+                    and f"csd_lib.{node.value}" in mods:  # the public API's lazy table ("engine.cascade")
+                names = [f"csd_lib.{node.value}"]
             for n in names:
-                # "from . import config" names the module csd_lib.config; "from csd_lib.x import y" names x
+                # a package's own __init__ is not an import of its layer's parent
                 target = n if n in mods else None
                 if target and target != m and not (target == "csd_lib" and m.startswith("csd_lib.")):
                     graph[m].add(target)
@@ -104,27 +93,45 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-def test_every_module_has_a_floor():
-    missing = sorted(set(_modules()) - set(FLOORS))
-    assert not missing, f"give these modules a floor in FLOORS: {missing}"
+def test_every_module_is_in_a_layer():
+    unknown = sorted(m for m in _modules() if layer(m) not in LAYERS)
+    assert not unknown, f"these modules' packages have no place in LAYERS: {unknown}"
+
+
+def test_the_top_level_holds_only_settings_and_the_entry_points():
+    top = sorted(p.name for p in ROOT.glob("*.py"))
+    assert top == ["__init__.py", "__main__.py", "config.py", "fileio.py", "logs.py"]
 
 
 def test_no_import_circle():
     assert _cycles(_graph()) == []
 
 
-def test_imports_never_go_up_a_floor():
-    up = [(m, t) for m, ts in _graph().items() for t in sorted(ts)
-          if FLOORS.get(t, 99) > FLOORS.get(m, -1) and (m, t) not in PENDING_UP]
+def test_imports_never_go_up_a_layer():
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    up = [(m, t) for m, ts in _graph().items() for t in sorted(ts) if rank[layer(t)] > rank[layer(m)]]
     assert up == [], "imports that run back up: " + ", ".join(f"{m} -> {t}" for m, t in up)
 
 
 def test_the_checker_sees_a_circle_and_an_upward_arrow():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
     g = _graph()
-    assert "csd_lib.plan" in g["csd_lib.cascade"] and "csd_lib.costmodel" in g["csd_lib.ewif"]
+    assert "csd_lib.engine.plan" in g["csd_lib.engine.cascade"] and "csd_lib.price.costmodel" in g["csd_lib.price.ewif"]
+    assert "csd_lib.engine.cascade" in g["csd_lib"]  # the public API's lazy names count as imports
+    assert layer("csd_lib.viz.trace") == "viz" and layer("csd_lib.fileio") == "settings"
 
 
-@pytest.mark.parametrize("theory", ["csd_lib.plan", "csd_lib.costmodel", "csd_lib.ewif"])
+@pytest.mark.parametrize("theory", ["csd_lib.engine.plan", "csd_lib.price.costmodel", "csd_lib.price.ewif"])
 def test_theory_imports_neither_models_nor_measurement(theory):
-    assert all(FLOORS[t] <= 1 for t in _graph()[theory])
+    """The plan and the theory are pure: they import only the plan and the settings."""
+    assert _graph()[theory] <= {"csd_lib.engine.plan", "csd_lib.price.costmodel", *SETTINGS}
+
+
+def test_no_private_name_is_imported_across_modules():
+    found = []
+    for m, p in _modules().items():
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("csd_lib")):
+                found += [f"{m}: {a.name}" for a in node.names if a.name.startswith("_") and a.name != "__future__"
+                          and node.module != "__future__"]
+    assert found == [], "private names imported from another module: " + ", ".join(found)

@@ -3,7 +3,7 @@ import json
 import re
 from pathlib import Path
 
-from csd_lib.presets import TINY_PRESETS
+from csd_lib.families.presets import TINY_PRESETS
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = (ROOT / "docs" / "INSTRUCTOR.md").read_text(encoding="utf-8")

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import huggingface_hub
 import pytest
-import torch
 
-from csd_lib import config, families
+from csd_lib import config
+from csd_lib.families import family as families
 from csd_lib.config import DeviceInfo
-from csd_lib.families import load_family, random_model, toy_tokenizer
+from csd_lib.families.family import load_family
 
 REPO = Path(__file__).resolve().parent.parent
 GiB = 2**30
@@ -25,7 +25,7 @@ def no_loading(monkeypatch, tmp_path):
     """An empty hub cache, offline; any download, cache lookup or weight load fails the test."""
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "empty-hub"))
     monkeypatch.setattr(config, "HF_OFFLINE", True)
-    for fn in ("_missing_ids", "load_lm", "_load_tiny"):
+    for fn in ("missing_ids", "load_lm", "_load_tiny"):
         monkeypatch.setattr(families, fn, lambda *a, **k: pytest.fail("got past the checks"))
 
 
@@ -67,7 +67,7 @@ def test_check_method_for_your_own_models(tmp_path):
 
 
 def test_cli_refuses_a_method_before_loading(no_loading, capsys):
-    from csd_lib.__main__ import main
+    from csd_lib.cli.main import main
     t0 = time.perf_counter()
     assert main(["generate", "--family", "vicuna", "--method", "staged", "--prompt", "hi"]) == 2
     out, err = capsys.readouterr()
@@ -81,7 +81,7 @@ def test_target_that_is_no_folder(no_loading, capsys, bad):
         load_family(target=bad)
     with pytest.raises(ValueError, match="no such folder"):
         families.check_method(None, "ar", target="google/flan-t5-small", drafters=[bad])
-    from csd_lib.__main__ import main
+    from csd_lib.cli.main import main
     assert main(["generate", "--target", bad, "--prompt", "hi"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and "no such folder" in err and "repo" not in err.lower()
@@ -103,7 +103,7 @@ def test_pad_may_differ_between_tokenizers(saved_checkpoints):
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
-    from csd_lib.shadow import build_shadows
+    from csd_lib.families.shadow import build_shadows
     out = tmp_path_factory.mktemp("shadow-hub")
     build_shadows(out, ["flan-t5-colab"], max_layers=1, verbose=False)
     return out

@@ -5,7 +5,7 @@ import numpy as np
 import torch
 
 from csd_lib import generate, random_family
-from csd_lib.lossless import exact_joint, greedy_identity, noise_tv, sample_joint, tv
+from csd_lib.measure.lossless import exact_joint, greedy_identity, noise_tv, sample_joint, tv
 
 V, PROMPT = 5, [3, 4, 3, 4, 2]
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from csd_lib.mag import BIGRAM, MATCH, MaG, build_bigram, longest_suffix_match, slow_longest_suffix_match
+from csd_lib.engine.mag import BIGRAM, MATCH, MaG, build_bigram, longest_suffix_match, slow_longest_suffix_match
 
 
 def test_longest_match_wins_over_shorter_recent_one():

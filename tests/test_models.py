@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from csd_lib.families import random_model
-from csd_lib.models import LM, check_vocab
+from csd_lib.families.toy import random_model
+from csd_lib.engine.models import LM, check_vocab
 
 
 @pytest.mark.parametrize("arch", ["t5", "llama"])
@@ -43,7 +43,7 @@ def test_vocab_mismatch_names_both_models():
 
 
 def test_tokenizer_mismatch_names_both_models():
-    from csd_lib.families import toy_tokenizer
+    from csd_lib.families.toy import toy_tokenizer
     a = LM("target", random_model("llama", 40, "base", 0))
     b = LM("small", random_model("llama", 40, "small", 0))
     t1, t2 = toy_tokenizer(40, False), toy_tokenizer(40, False)

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from csd_lib import random_family
-from csd_lib.cascade import encode_prompt
-from csd_lib import tune as T
-from csd_lib.costmodel import MIN_R2, CallFit, CostModel, fit_call, overhead_fit
-from csd_lib.pricing import price_plan
+from csd_lib.engine.cascade import encode_prompt
+from csd_lib.price import tune as T
+from csd_lib.price.costmodel import MIN_R2, CallFit, CostModel, fit_call, overhead_fit
+from csd_lib.price.pricing import price_plan
 
 PROMPTS = ["w5 w6 w7 w8 w5 w6", "w9 w10 w11 w9 w10 w11"]
 
@@ -71,7 +71,7 @@ def test_fit_notes_are_stored_and_old_files_warned(caplog):
 def test_non_negative_overhead_fit_refits_the_other_terms():
     """Clipping a negative least-squares coefficient at 0 leaves the others as fitted beside it; the
     non-negative fit drops that term and refits the rest (here: per call alone)."""
-    from csd_lib.costmodel import least_squares
+    from csd_lib.price.costmodel import least_squares
     X = np.array([[10, 30, 0], [20, 50, 0], [30, 90, 0], [40, 100, 0], [50, 160, 0]], dtype=float)
     y = 1e-3 * X[:, 0] - 2e-5 * X[:, 1]                           # rows "cost" negative time
     assert np.linalg.lstsq(X, y, rcond=None)[0][1] < 0

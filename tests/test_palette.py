@@ -2,8 +2,8 @@
 import itertools
 
 from csd_lib import viz
-from csd_lib.trace import TARGET_BONUS, TARGET_CORRECTION
-from csd_lib.mag import BIGRAM, MATCH
+from csd_lib.engine.generation import TARGET_BONUS, TARGET_CORRECTION
+from csd_lib.engine.mag import BIGRAM, MATCH
 
 # Okabe & Ito (2008), "Color Universal Design": the published sRGB values.
 OKABE_ITO_RGB = {(0, 0, 0), (230, 159, 0), (86, 180, 233), (0, 158, 115), (240, 228, 66), (0, 114, 178),

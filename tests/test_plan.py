@@ -4,7 +4,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from csd_lib.plan import MAG_BLOCK, MAG_LENIENCE, Plan, make_plan
+from csd_lib.engine.plan import MAG_BLOCK, MAG_LENIENCE, Plan, make_plan
 
 
 def family(mag_n=7):

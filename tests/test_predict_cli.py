@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from csd_lib.bench import read_cost_file, read_records
-from csd_lib.forecast import forecast, paper_row, paper_table, parse_rates
-from csd_lib.presets import REAL_PRESETS
-from csd_lib.records import BenchRecord
-from csd_lib.summary import summarize
+from csd_lib.price.costfile import read_cost_file
+from csd_lib.measure.records import read_records
+from csd_lib.price.forecast import forecast, paper_row, paper_table, parse_rates
+from csd_lib.families.presets import REAL_PRESETS
+from csd_lib.measure.records import BenchRecord
+from csd_lib.report.summary import summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "tiny-t5-synth-gsm8k.jsonl"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from csd_lib.families import REAL_PRESETS, random_model, toy_tokenizer
+from csd_lib.families.presets import REAL_PRESETS
+from csd_lib.families.toy import random_model, toy_tokenizer
 
 SCRIPT = """
 import json, sys

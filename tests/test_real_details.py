@@ -6,13 +6,16 @@ import sys
 import pytest
 import torch
 
-from csd_lib import config, families, generate, tasks
-from csd_lib.acceptance import greedy_continuations
-from csd_lib.cascade import encode_prompt
-from csd_lib.families import Family, random_family, real_bigram, toy_tokenizer
-from csd_lib.mag import MaG
-from csd_lib.models import LM
-from csd_lib.trace import PREVIOUS_WORK, previous_work_costs
+from csd_lib import config, generate
+from csd_lib.families import family as families, tasks
+from csd_lib.measure.curves import greedy_continuations
+from csd_lib.engine.cascade import encode_prompt
+from csd_lib.families.family import Family, real_bigram
+from csd_lib.families.toy import random_family, toy_tokenizer
+from csd_lib.engine.mag import MaG
+from csd_lib.engine.models import LM
+from csd_lib.families.paper_costs import PREVIOUS_WORK, previous_work_costs
+from csd_lib.engine import prompts
 
 
 @pytest.fixture
@@ -25,18 +28,18 @@ def offline_no_data(monkeypatch, tmp_path):
 # -- prompts -------------------------------------------------------------------------------
 
 def test_vicuna_template_rewords_task_prompts_as_the_official_code():
-    g = tasks.GSM8K_PROMPT.format(question="Tom has 3 pens. How many")
-    assert tasks.format_prompt(g, "vicuna-v1.1") == (
+    g = prompts.GSM8K_PROMPT.format(question="Tom has 3 pens. How many")
+    assert prompts.format_prompt(g, "vicuna-v1.1") == (
         "A chat between a curious user and an artificial intelligence assistant. The assistant gives "
         "helpful, detailed, and polite answers to the user's questions. USER: Reason the math question "
         "step by step. Question: Tom has 3 pens. How many\n Answer:  ASSISTANT:")
-    m = tasks.MMLU_PROMPT.format(q="Q?", a="1", b="2", c="3", d="4")
-    assert tasks.format_prompt(m, "vicuna-v1.1").endswith(
+    m = prompts.MMLU_PROMPT.format(q="Q?", a="1", b="2", c="3", d="4")
+    assert prompts.format_prompt(m, "vicuna-v1.1").endswith(
         " USER: Answer the question step by step: Question: Q?\n(A) 1 (B) 2 (C) 3 (D) 4\n Answer: \n ASSISTANT:")
-    assert tasks.format_prompt("hello", "vicuna-v1.1") == tasks.VICUNA_SYSTEM + " USER: hello ASSISTANT:"
-    assert tasks.format_prompt(g) == g
+    assert prompts.format_prompt("hello", "vicuna-v1.1") == prompts.VICUNA_SYSTEM + " USER: hello ASSISTANT:"
+    assert prompts.format_prompt(g) == g
     with pytest.raises(ValueError, match="prompt style"):
-        tasks.format_prompt("x", "chatml")
+        prompts.format_prompt("x", "chatml")
 
 
 @pytest.mark.parametrize("arch", ["t5", "llama"])
@@ -50,7 +53,7 @@ def test_generate_and_acceptance_tokenize_prompts_alike(arch):
         assert ids[-1] == fam.tokenizer.eos_token_id     # T5's </s> is kept
     fam.prompt_style = "vicuna-v1.1"
     wrapped = encode_prompt(fam, prompt)
-    assert wrapped == fam.tokenizer(tasks.format_prompt(prompt, "vicuna-v1.1")).input_ids != ids
+    assert wrapped == fam.tokenizer(prompts.format_prompt(prompt, "vicuna-v1.1")).input_ids != ids
     cont = greedy_continuations(fam.target.model, fam.tokenizer, [prompt], 4, prompt_style="vicuna-v1.1")[0]
     assert cont.prompt_ids == wrapped
 
@@ -130,7 +133,7 @@ def test_only_weight_loading_bars_are_hidden():
     from huggingface_hub.utils import are_progress_bars_disabled
     from transformers.utils import logging as hf_logging
 
-    from csd_lib.models import hide_weight_loading_bars
+    from csd_lib.families.hub import hide_weight_loading_bars
     hf_logging.enable_progress_bar()
     try:
         hide_weight_loading_bars()

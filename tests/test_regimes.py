@@ -4,8 +4,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from csd_lib.acceptance import curve_from_matches
-from csd_lib.regimes import first_accepted_counts, gain_difference, relative_gain, swi, swi_counts, swi_difference
+from csd_lib.measure.curves import curve_from_matches
+from csd_lib.report.regimes import (first_accepted_counts, gain_difference, relative_gain, swi, swi_counts,
+    swi_difference)
 
 
 def _gen(tokens, target_calls, drafter_calls, c_drafter=0.1, pw=0.02):

@@ -3,8 +3,8 @@ import itertools
 
 import torch
 
-from csd_lib.review import (_greedy_logps_torch, effective_q, greedy_logps, probs, residual, review, review_greedy,
-                            token_q)
+from csd_lib.engine.review import (_greedy_logps_torch, effective_q, greedy_logps, probs, residual, review,
+    review_greedy, token_q)
 
 
 def P(*rows):

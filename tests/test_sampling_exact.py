@@ -37,7 +37,7 @@ import torch
 
 from csd_lib import generate, random_family
 from csd_lib.config import FULL_SWEEP
-from csd_lib.lossless import exact_joint, noise_tv, tv
+from csd_lib.measure.lossless import exact_joint, noise_tv, tv
 
 V, N_TOK, PROMPT = 6, 2, [3, 4, 5, 3, 4, 5, 3, 4]
 SCALE = {"llama": 4.0, "t5": 0.001}  # output-layer scale: random T5 outputs are near one-hot unscaled

@@ -6,9 +6,9 @@ import huggingface_hub
 import pytest
 import torch
 
-from csd_lib import shadow
-from csd_lib.families import REAL_PRESETS
-from csd_lib.models import LM
+from csd_lib.families import shadow
+from csd_lib.families.presets import REAL_PRESETS
+from csd_lib.engine.models import LM
 
 SMALL_IDS = ["google/flan-t5-small", "double7/vicuna-68m"]  # one of each architecture, cheap to build
 
@@ -140,7 +140,7 @@ def test_rebuild_reuses_the_snapshot(hub):
 
 
 def test_relative_position_encoder_has_no_prompt_length_limit():
-    from csd_lib.families import random_model
+    from csd_lib.families.toy import random_model
     t5 = LM("t", random_model("t5", 40, "small", 0, dtype=torch.float32))
     assert t5.max_length is None
     assert t5.start(list(range(3, 40)) * 20)  # a 740-token prompt
@@ -190,7 +190,7 @@ def test_build_shadows_checks_ids_before_writing(tmp_path):
 
 
 def test_cli_builds_stored_ids_and_prints_tokens_per_word(hub, capsys):
-    from csd_lib.__main__ import main
+    from csd_lib.cli.main import main
     assert main(["shadow", "--out", str(hub), "--ids", "double7/vicuna-68m", "--max-layers", "1"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("double7/vicuna-68m: ") and "(already there)" in out[0]
@@ -199,7 +199,7 @@ def test_cli_builds_stored_ids_and_prints_tokens_per_word(hub, capsys):
 
 
 def test_cli_rejects_unknown_ids_before_writing(tmp_path, capsys):
-    from csd_lib.__main__ import main
+    from csd_lib.cli.main import main
     out = tmp_path / "hub"
     assert main(["shadow", "--out", str(out), "--ids", "google/flan-t5-small,google/flan-t5-huge"]) == 2
     err = capsys.readouterr().err.strip().splitlines()

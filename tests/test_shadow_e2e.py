@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from csd_lib import config
-from csd_lib.shadow import build_shadows
+from csd_lib.families.shadow import build_shadows
 
 pytestmark = pytest.mark.slow
 
@@ -74,7 +74,7 @@ def run(args, environ, timeout=600):
 @pytest.mark.parametrize("preset", PRESETS)
 def test_preset_end_to_end_on_shadows(preset, hub, cache, offline, tmp_path):
     from csd_lib import generate, load_family
-    from csd_lib.families import REAL_PRESETS
+    from csd_lib.families.presets import REAL_PRESETS
     fam = load_family(preset, device="cpu", dtype=torch.float32)
     assert [m.model_id for m in fam.models] == [REAL_PRESETS[preset]["target"], *REAL_PRESETS[preset]["drafters"]]
     assert all(m.dtype == torch.float32 and m.vocab_size == VOCAB[preset] for m in fam.models)

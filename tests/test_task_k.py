@@ -4,11 +4,11 @@ from dataclasses import dataclass
 import pytest
 
 from csd_lib import generate, random_family
-from csd_lib.bench import resume_problem, run_bench, task_k
-from csd_lib.families import load_family
-from csd_lib.plan import make_plan
-from csd_lib.presets import REAL_PRESETS, TINY_PRESETS, check_by_task
-from csd_lib.tasks import TASKS, load_task
+from csd_lib.measure.bench import resume_problem, run_bench, task_k
+from csd_lib.families.family import load_family
+from csd_lib.engine.plan import make_plan
+from csd_lib.families.presets import REAL_PRESETS, TINY_PRESETS, check_by_task
+from csd_lib.families.tasks import TASKS, load_task
 
 TASK_K = [[1, 2, 4], [0, 3, 4], [0, 0, 4]]
 

@@ -4,8 +4,10 @@ import re
 
 import pytest
 
-from csd_lib import config, tasks
-from csd_lib.tasks import GSM8K_PROMPT, MMLU_PROMPT, Example
+from csd_lib import config
+from csd_lib.families import tasks
+from csd_lib.engine.prompts import GSM8K_PROMPT, MMLU_PROMPT
+from csd_lib.families.tasks import Example
 
 
 def test_prompt_formats_are_the_papers():

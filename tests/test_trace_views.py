@@ -6,8 +6,8 @@ import plotly.graph_objects as go
 import pytest
 
 from csd_lib import generate, random_family, viz
-from csd_lib.analysis import mag_proposer, prompt_lookup_proposer, replay, replay_summary
-from csd_lib.mag import BIGRAM, MATCH, MaG
+from csd_lib.teach.replay import mag_proposer, prompt_lookup_proposer, replay, replay_summary
+from csd_lib.engine.mag import BIGRAM, MATCH, MaG
 
 PROMPT = [5, 6, 7, 8, 5, 6, 9, 10, 5, 6]
 
@@ -74,7 +74,7 @@ def test_trace_views_of_ar_and_special_tokens(fam):
     g = generate(fam, PROMPT, "ar", max_new_tokens=8)
     fig = viz.trace_figure(g, fam.tokenizer)
     assert len(fig.layout.sliders[0].steps) == 1 + len(g.token_ids)
-    assert viz.trace._esc("</s>") == "&lt;/s&gt;"  # plotly would swallow a raw tag
+    assert viz.trace.esc("</s>") == "&lt;/s&gt;"  # plotly would swallow a raw tag
 
 
 def test_stats_html_identity_row(fam, csd):

@@ -4,8 +4,9 @@ import math
 import pytest
 
 from csd_lib import generate, random_family
-from csd_lib.costmodel import CallFit, CostModel
-from csd_lib.tune import acceptance_table, candidate_grid, complete_table, latency_costs, predict_sd, remeasure, tune
+from csd_lib.price.costmodel import CallFit, CostModel
+from csd_lib.measure.acceptance import acceptance_table, complete_table
+from csd_lib.price.tune import candidate_grid, latency_costs, predict_sd, remeasure, tune
 
 PROMPTS = ["w5 w6 w7 w8 w5 w6", "w9 w10 w11 w9 w10 w11"]
 
@@ -67,7 +68,7 @@ def test_candidate_grid_shapes():
 
 
 def test_sd_sweep_reports_every_draft_length():
-    from csd_lib.tune import sd_sweep
+    from csd_lib.price.tune import sd_sweep
     out = sd_sweep(fam(), PROMPTS, ks=(2, 4), max_new_tokens=12, reps=1)
     assert list(out) == [2, 4] and all(v > 0 for v in out.values())
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from csd_lib.plan import validate_k
+from csd_lib.engine.plan import validate_k
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "tune_tiny.py"
 

@@ -2,7 +2,8 @@
 import plotly.graph_objects as go
 import pytest
 
-from csd_lib import ewif, generate, random_family, viz
+from csd_lib.price import ewif
+from csd_lib import generate, random_family, viz
 
 K3 = [[5, 14, 10], [0, 1, 10], [0, 0, 10]]
 

@@ -2,14 +2,14 @@
 use a lightness-monotone colour-blind-safe scale with the best cell marked (issue 17 item 8)."""
 import itertools
 
-import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from csd_lib import config, ewif, generate, random_family, viz
-from csd_lib.bench import read_records
-from csd_lib.costs import load_costs
-from csd_lib.summary import summarize
+from csd_lib import config, generate, random_family, viz
+from csd_lib.price import ewif
+from csd_lib.measure.records import read_records
+from csd_lib.price.costfile import load_costs
+from csd_lib.report.summary import summarize
 
 from test_palette import cie_lightness
 

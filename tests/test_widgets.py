@@ -4,11 +4,11 @@ import re
 import pytest
 
 from csd_lib import generate, load_family, random_family, viz
-from csd_lib.widgets import SAMPLE_TEMPERATURE, pair_acceptance, parse_k, run_diff
+from csd_lib.teach.panel import SAMPLE_TEMPERATURE, pair_acceptance, parse_k, run_diff
 
 ipywidgets = pytest.importorskip("ipywidgets")
 from csd_lib.viz.rounds import round_events  # noqa: E402
-from csd_lib.widgets import k_labels, live_panel  # noqa: E402
+from csd_lib.teach.panel import k_labels, live_panel  # noqa: E402
 
 PROMPT = "w5 w6 w7 w5 w6"
 
@@ -85,7 +85,7 @@ def test_pairs_show_this_run_beside_the_previous(agreeing):
 
 
 def test_sample_mode_uses_the_default_temperature_and_ar_runs_once(agreeing, monkeypatch):
-    import csd_lib.widgets as wmod
+    import csd_lib.teach.panel as wmod
     calls = []
     real = wmod.generate
     monkeypatch.setattr(wmod, "generate", lambda fam, text, m, **kw: calls.append(m) or real(fam, text, m, **kw))
@@ -121,7 +121,7 @@ def test_live_panel_one_drafter_family():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["tiny-t5", "tiny-llama"])
 def test_default_sample_temperature_visibly_changes_the_text(name):
-    from csd_lib.widgets import _default_prompt
+    from csd_lib.teach.panel import _default_prompt
     fam = load_family(name)
     prompt = _default_prompt(fam)
     greedy = generate(fam, prompt, "csd", max_new_tokens=64).token_ids
@@ -151,7 +151,7 @@ def _assert_figure_is_round(fig, g, r):
 
 
 def test_round_stepper_spans_the_target_rounds_and_draws_each(monkeypatch):
-    import csd_lib.widgets as wmod
+    import csd_lib.teach.panel as wmod
     drawn = []
     monkeypatch.setattr(wmod, "round_figure", lambda g, tok, r: drawn.append(r) or viz.round_figure(g, tok, r))
     f = random_family("llama", vocab_size=40, n_drafters=2, seed=1)

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from csd_lib import config, tasks
+from csd_lib import config
+from csd_lib.families import tasks
 from csd_lib.zoo import train as T
 from csd_lib.zoo.presets import FAMILIES, PRESETS, family_models, make_model
 

@@ -20,13 +20,14 @@ from typing import Protocol
 import numpy as np
 import torch
 
+from .generation import TARGET_BONUS, TARGET_CORRECTION, Event, Generation
 from .inputs import check_family, check_prompt
 from .mag import MaG
 from .models import LM
 from .plan import MAG_LENIENCE, METHODS, Plan, make_plan, validate_k
+from .prompts import prompt_ids
 from .review import Lenience, effective_q, is_lenient, probs, review, review_greedy
-from .tasks import prompt_ids
-from .trace import TARGET_BONUS, TARGET_CORRECTION, Event, Generation, PairStats, Stats
+from .stats import PairStats, Stats
 
 __all__ = ["METHODS", "Ctx", "Block", "Drafter", "MaGLevel", "Level", "build_cascade", "encode_prompt", "generate",
            "run_plan"]
@@ -228,7 +229,7 @@ def build_cascade(target: LM, drafters: list, k, lenience: float = 1.0, mag_leni
 
 
 def encode_prompt(family, prompt) -> list[int]:
-    """Token ids of a prompt given as text (``tasks.prompt_ids``, the family's prompt style) or ids."""
+    """Token ids of a prompt given as text (``prompts.prompt_ids``, the family's prompt style) or ids."""
     prompt = check_prompt(prompt, check_family(family).target.vocab_size)
     ids = prompt_ids(family.tokenizer, prompt, family.prompt_style) if isinstance(prompt, str) else prompt
     if not ids:

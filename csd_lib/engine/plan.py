@@ -293,3 +293,10 @@ def make_plan(family, method: str, k=None, lenience=None, drafter: str | None = 
     lam = check_lenience(family.default_lenience if lenience is None else lenience)
     return Plan("csd", drafters, kk, lam, family.mag.n,
                 mag_lenience=MAG_LENIENCE if mag_lenience is None else mag_lenience, **run)
+
+
+def vertical_k(k: int, levels: int, mag_block: int) -> list[list[int]]:
+    """K of the vertical cascade only (paper Table 2 "base + MaG"): the largest drafter proposes
+    ``k`` tokens, every middle drafter gets no budget, MaG drafts ``mag_block`` (its block) for each."""
+    return [[k if j == 0 else 0 for j in range(levels - 1)] + [mag_block]] + \
+        [[0] * (levels - 1) + [mag_block] for _ in range(levels - 1)]

@@ -12,7 +12,7 @@ import json
 import torch
 import transformers
 
-from . import config
+from .. import config
 
 CONFIGS_DIR = config.DATA_ROOT / "hf_configs"   # published configs of the real checkpoints (see its SOURCE.md)
 

@@ -4,25 +4,24 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import re
-import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
-import torch
 from huggingface_hub import constants as hub_constants
 
-from . import config
-from .archs import published_config
-from .mag import MaG, build_bigram, load_bigram
-from .models import LM, check_vocab, checkpoint_config, count_params, load_lm, model_arch
-from .plan import METHODS, check_lenience, validate_k
+from .. import config
+from ..engine.mag import MaG, build_bigram, load_bigram
+from ..engine.models import LM, check_vocab
+from ..engine.plan import METHODS, check_lenience, validate_k
+from ..engine.prompts import format_prompt
+from .hub import checkpoint_config, checkpoint_ref, hub_reachable, load_lm, missing_ids, model_arch
+from .paper_costs import CostTable, previous_work_costs
+from .placement import place_family
 from .presets import DEFAULT_K_RULE, DEFAULT_LENIENCE, REAL_PRESETS, STAGED_K, TINY_PRESETS
-from .tasks import bigram_corpus, format_prompt
-from .trace import CostTable, previous_work_costs
+from .tasks import bigram_corpus
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +31,7 @@ class Family:
     """Everything a generation needs. ``drafters`` are neural, largest first.
 
     ``prompt_style`` is how prompts are worded and wrapped before tokenizing
-    (``tasks.format_prompt``); ``policy`` the device and dtype chosen at load time;
+    (``prompts.format_prompt``); ``policy`` the device and dtype chosen at load time;
     ``previous_work`` the per-call costs of the "previous work" SWI metric, with their source;
     ``by_task`` {task: {"k": K, "sd_k": k}} the preset's per-task settings (:meth:`k_for`, :meth:`sd_k_for`).
     """
@@ -153,22 +152,6 @@ def load_family(name: str | None = None, device=None, dtype=None, *, target: str
     return fam
 
 
-# a hub id: ORG/NAME (or NAME alone)
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
-
-
-def _checkpoint(rid) -> str:
-    """A hub id or an existing folder (``~`` expanded); a path-like id that names no folder is a ValueError."""
-    rid = str(rid)
-    path = os.path.expanduser(rid)
-    if Path(path).is_dir():
-        return path
-    if rid.startswith(("/", "./", "../", "~")) or not _HUB_ID.match(rid):
-        raise ValueError(f"no such folder: {rid!r}; give an existing local checkpoint folder or a hub id "
-                         f"such as ORG/NAME")
-    return rid
-
-
 def _resolve(name, target, drafters) -> tuple[str | None, str | None, list[str]]:
     """(preset name or None, target, drafters) from ``load_family``'s arguments, checked; nothing loads."""
     ds = [drafters] if isinstance(drafters, str) else list(drafters or [])
@@ -182,7 +165,7 @@ def _resolve(name, target, drafters) -> tuple[str | None, str | None, list[str]]
                          f"target=ID, drafters=[ID, ...] for your own checkpoints")
     if target is None:
         return name, None, []
-    return None, _checkpoint(target), [_checkpoint(d) for d in ds]
+    return None, checkpoint_ref(target), [checkpoint_ref(d) for d in ds]
 
 
 def check_method(name: str | None, method: str, *, target: str | None = None, drafters=None) -> None:
@@ -202,30 +185,10 @@ def check_method(name: str | None, method: str, *, target: str | None = None, dr
                          f"family '{name or custom_name(target)}' has {n}; use {instead}")
 
 
-def check_args_method(args, methods) -> None:
-    """``check_method`` for the family named by CLI arguments (``load_from_args``), for each of ``methods``."""
-    for method in methods:
-        check_method(None if getattr(args, "target", None) else args.family, method,
-                     target=getattr(args, "target", None), drafters=_arg_drafters(args))
-
-
-def _arg_drafters(args) -> list[str] | None:
-    drafters = getattr(args, "drafters", None)
-    if isinstance(drafters, str):
-        drafters = [d.strip() for d in drafters.split(",") if d.strip()]
-    return drafters
-
-
 def custom_name(target: str) -> str:
     """A file-safe family name for your own target: ``custom-`` + its folder name or hub id."""
     base = Path(target).name if Path(target).is_dir() else target.replace("/", "--")
     return "custom-" + re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-")
-
-
-def load_from_args(args) -> Family:
-    """The family named by CLI arguments: ``--family``, or ``--target ID --drafters ID,ID``; ``--device``, ``--dtype``."""
-    return load_family(args.family, device=args.device, dtype=args.dtype, target=getattr(args, "target", None),
-                       drafters=_arg_drafters(args))
 
 
 _OFFLINE_ADVICE = ("use family='tiny-t5' (the embedded default, works offline), or go online, or set "
@@ -259,84 +222,6 @@ def _load_tiny(name: str, device, dtype) -> Family:
                   preset["staged_k"] or STAGED_K, task="synth-gsm8k", policy=pol)
 
 
-def _missing_ids(ids: list[str]) -> list[str]:
-    from huggingface_hub import try_to_load_from_cache
-    missing = []
-    for rid in ids:
-        if Path(rid).is_dir():
-            continue
-        hit = try_to_load_from_cache(rid, "config.json")
-        if not isinstance(hit, str):
-            missing.append(rid)
-    return missing
-
-
-PROBE_TIMEOUT = 3.0  # seconds the hub's host gets to accept a connection
-
-
-def _hub_reachable(timeout: float = PROBE_TIMEOUT) -> bool:
-    """Whether the hub's host (``HF_ENDPOINT``, else huggingface.co) accepts a TCP connection within ``timeout``."""
-    url = urlsplit(hub_constants.ENDPOINT)
-    port = url.port or (443 if url.scheme == "https" else 80)
-    try:
-        with socket.create_connection((url.hostname, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-def _plan(cfgs: dict[str, dict], dtype: torch.dtype, keep_fp32: tuple[str, ...], info: config.DeviceInfo):
-    """The memory plan of models described by ``cfgs`` (id -> config dict, target first) in ``dtype``."""
-    sizes = [config.param_bytes(*count_params(cfg, keep_fp32), dtype) for cfg in cfgs.values()]
-    cache = sum(config.kv_cache_bytes(cfg, dtype) for cfg in cfgs.values())
-    return config.plan_memory(sizes, info, cache)
-
-
-def _fitting_presets(info: config.DeviceInfo, dtype: torch.dtype, arch: str = "") -> list[str]:
-    """Real presets that fit ``info`` whole (no offload) in ``dtype``, from their stored configs.
-
-    Presets of architecture ``arch`` come first, then the largest first.
-    """
-    fits = []
-    for n, s in REAL_PRESETS.items():
-        cfgs = {rid: published_config(rid) for rid in (s["target"], *s["drafters"])}
-        a = model_arch(cfgs[s["target"]])
-        plan = _plan(cfgs, dtype, ("wo",) if dtype == torch.float16 and a == "t5" else (), info)
-        if plan.fits and plan.target_device_map is None:
-            fits.append((a != arch, -plan.need, n))
-    return [n for *_, n in sorted(fits)]
-
-
-def _smaller_dtypes(info: config.DeviceInfo, dtype: torch.dtype) -> list[torch.dtype]:
-    """16-bit dtypes to suggest when ``dtype`` does not fit: bf16 where it is native (or on a CPU), else fp16."""
-    if torch.tensor([], dtype=dtype).element_size() <= 2:
-        return []
-    if info.type == "cuda":
-        return [torch.bfloat16 if (info.capability or (0, 0)) >= config.BF16_CAPABILITY else torch.float16]
-    return [torch.bfloat16] if info.type == "cpu" else [torch.float16]
-
-
-def _place(name: str, cfgs: dict[str, dict], device, dtype) -> tuple[config.Policy, config.MemoryPlan]:
-    """The policy and memory plan of a family from its configs (target first); ValueError when it cannot fit.
-
-    The refusal names what fits instead: a smaller preset, or a 16-bit dtype.
-    """
-    archs = [model_arch(c) for c in cfgs.values()]
-    arch = "t5" if "t5" in archs else archs[0]
-    info = config.describe_device(device)
-    pol = config.policy("real", arch, info, dtype, device)
-    plan = _plan(cfgs, pol.dtype, pol.keep_fp32, info)
-    if not plan.fits:
-        alt = [f"family={p!r}" for p in _fitting_presets(info, pol.dtype, arch) if p != name][:1]
-        alt += [f"dtype='{str(dt).removeprefix('torch.')}'" for dt in _smaller_dtypes(info, pol.dtype)
-                if _plan(cfgs, dt, ("wo",) if dt == torch.float16 and arch == "t5" else (), info).fits]
-        where = {"cpu": "this machine's RAM", "mps": "this Mac's memory"}.get(info.type, info.name)
-        raise ValueError(f"family '{name}' cannot fit {where}: {plan.message}; use "
-                         f"{' or '.join(alt) + ' (fits), or ' if alt else ''}a machine with more memory"
-                         f"{'' if info.type == 'cpu' else ', or device=' + repr('cpu')}")
-    return pol, plan
-
-
 def _load_hub(name: str, target_id: str, drafter_ids: list[str], k, lenience: float, device, dtype,
               prompt_style: str, advice: str) -> Family:
     """A family from hub ids or local directories, checked before any download, placed by the policy.
@@ -353,10 +238,10 @@ def _load_hub(name: str, target_id: str, drafter_ids: list[str], k, lenience: fl
     cfgs = {rid: checkpoint_config(rid) for rid in ids}  # None: a hub id neither cached nor stored
     at_hand = all(c is not None for c in cfgs.values())
     if at_hand:  # memory first: a family that cannot fit is refused before any download
-        pol, plan = _place(name, cfgs, device, dtype)
-    missing = _missing_ids(ids)
+        pol, plan = place_family(name, cfgs, device, dtype)
+    missing = missing_ids(ids)
     offline = config.HF_OFFLINE
-    if not offline and any(not Path(rid).is_dir() for rid in ids) and not _hub_reachable():
+    if not offline and any(not Path(rid).is_dir() for rid in ids) and not hub_reachable():
         host = urlsplit(hub_constants.ENDPOINT).netloc
         if missing:
             raise ModelUnavailableError(
@@ -377,7 +262,7 @@ def _load_hub(name: str, target_id: str, drafter_ids: list[str], k, lenience: fl
         except OSError as e:
             raise ModelUnavailableError(f"could not read the configs of family '{name}' ({', '.join(ids)}): {e}; "
                                         f"{advice}") from None
-        pol, plan = _place(name, cfgs, device, dtype)
+        pol, plan = place_family(name, cfgs, device, dtype)
     extra, notes = dict(local), list(pol.notes)
     if plan.target_device_map:
         extra.update(device_map=plan.target_device_map, max_memory=plan.max_memory)
@@ -431,56 +316,4 @@ def real_bigram(name: str, tokenizer, vocab_size: int, task: str = "gsm8k") -> n
 
 # -- tiny random families for correctness tests ------------------------------------------
 
-def toy_tokenizer(vocab_size: int, seq2seq: bool):
-    """A whitespace word-level tokenizer over tokens w3..w{V-1}; 0 pad, 1 eos, 2 unk."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
-    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2, **{f"w{i}": i for i in range(3, vocab_size)}}
-    tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tk.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    if seq2seq:
-        tk.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
-    return PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
 
-
-def random_model(arch: str, vocab_size: int, size: str, seed: int, dtype=torch.float64, eos: int | None = 1):
-    """A randomly initialised tiny T5 or Llama; ``size`` is 'target', 'base' or 'small'."""
-    from transformers import LlamaConfig, LlamaForCausalLM, T5Config, T5ForConditionalGeneration
-    d, layers = {"target": (32, 2), "base": (16, 1), "small": (8, 1)}[size]
-    torch.manual_seed(seed)
-    if arch == "t5":
-        cfg = T5Config(vocab_size=vocab_size, d_model=d, d_kv=8, d_ff=2 * d, num_layers=layers,
-                       num_decoder_layers=layers, num_heads=2, decoder_start_token_id=0, pad_token_id=0,
-                       eos_token_id=eos, tie_word_embeddings=False, initializer_factor=10.0)
-        model = T5ForConditionalGeneration(cfg)  # a large init keeps random T5 outputs from collapsing
-    elif arch == "llama":
-        cfg = LlamaConfig(vocab_size=vocab_size, hidden_size=d, intermediate_size=2 * d, num_hidden_layers=layers,
-                          num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512,
-                          eos_token_id=eos, pad_token_id=0, bos_token_id=None, tie_word_embeddings=False)
-        model = LlamaForCausalLM(cfg)
-    else:
-        raise ValueError(f"unknown arch {arch!r}; use 't5' or 'llama'")
-    with torch.no_grad():  # sharper random distributions; never predict pad
-        w = model.get_output_embeddings().weight
-        w.mul_(4.0)
-        w[0].fill_(0.0)
-        w[0, 0] = -1.0
-    return model.to(dtype).eval()
-
-
-def random_family(arch: str = "t5", vocab_size: int = 64, n_drafters: int = 2, seed: int = 0,
-                  dtype=torch.float64, drafter_is_target: bool = False, k=None, lenience: float = 2.0,
-                  eos: int | None = 1, bigram: np.ndarray | None = None) -> Family:
-    """A family of random tiny models (for tests only: random weights teach nothing)."""
-    target_model = random_model(arch, vocab_size, "target", seed, dtype, eos)
-    drafters = []
-    for i, role in enumerate(roles(n_drafters)):
-        m = target_model if drafter_is_target else random_model(arch, vocab_size, role, seed + 1 + i, dtype, eos)
-        drafters.append(LM(role, m))
-    n = n_drafters + 1
-    k = k or [[3 if i == j else (4 if j == n - 1 else 2) for j in range(n)] for i in range(n)]
-    if bigram is None:
-        rng = np.random.default_rng(seed)
-        bigram = rng.integers(3, vocab_size, size=vocab_size).astype(np.int32)
-    return Family(f"random-{arch}", toy_tokenizer(vocab_size, arch == "t5"), LM("target", target_model),
-                  drafters, MaG(bigram), k, lenience, sd_k=4, staged_k=[[3, 1], [0, 2]], task="synthetic")

@@ -9,7 +9,7 @@ real ones. MaG's block (the last column of every K) is :data:`csd_lib.plan.MAG_B
 """
 from __future__ import annotations
 
-from .plan import MAG_BLOCK, validate_k
+from ..engine.plan import MAG_BLOCK, validate_k
 from .tasks import TASKS
 
 # The default-K rule (families.default_k), paper Table 5 (GSM8K): the largest drafter's own

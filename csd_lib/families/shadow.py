@@ -31,9 +31,11 @@ from pathlib import Path
 
 import torch
 
-from . import config, tasks
-from .archs import CONFIGS_DIR, build as _build, build_on_meta, published_config, read_stored, stored_ids
+from .. import config
+from .archs import build as _build
+from .archs import build_on_meta, published_config, read_stored, stored_ids
 from .presets import REAL_PRESETS
+from ..engine import prompts
 
 log = logging.getLogger(__name__)
 
@@ -130,8 +132,8 @@ def _corpus() -> list[str]:
             if line.strip():
                 row = json.loads(line)
                 texts.append(row.get("prompt", "") + " " + row.get("reference", ""))
-    texts += [tasks.GSM8K_PROMPT, tasks.MMLU_PROMPT, tasks.VICUNA_GSM8K_PROMPT, tasks.VICUNA_MMLU_PREFIX,
-              tasks.VICUNA_MMLU_SUFFIX, tasks.VICUNA_TEMPLATE]
+    texts += [prompts.GSM8K_PROMPT, prompts.MMLU_PROMPT, prompts.VICUNA_GSM8K_PROMPT, prompts.VICUNA_MMLU_PREFIX,
+              prompts.VICUNA_MMLU_SUFFIX, prompts.VICUNA_TEMPLATE]
     words = [w for line in WORDS_FILE.read_text().splitlines() if not line.startswith("#") for w in line.split()]
     texts += [" ".join(words), " ".join(w[:1].upper() + w[1:] for w in words)]  # sentence starts too
     return texts

@@ -16,16 +16,14 @@ import os
 from pathlib import Path
 
 import torch
-
 from tqdm.auto import tqdm
 
-from .cascade import encode_prompt, generate
-from .costmodel import CostModel
-from .costs import device_name, environment, load_costs, measure_costs
-from .fileio import write_atomic
-from .models import CLOCKS
-from .plan import Plan, check_lenience, check_mag_lenience, check_max_new_tokens, make_plan
-from .records import ALL_METHODS, HF_METHODS
+from ..engine.cascade import encode_prompt, generate
+from ..engine.models import CLOCKS
+from ..engine.plan import Plan, check_lenience, check_mag_lenience, check_max_new_tokens, make_plan
+from ..fileio import write_atomic
+from .machine import environment
+from .records import ALL_METHODS, HF_METHODS, read_records
 
 SETTINGS = ("k", "lenience", "mag_lenience", "drafters")  # what a method runs with, compared when a results file is resumed
 
@@ -138,43 +136,6 @@ def resume_problem(records: list[dict], family, examples, methods, max_new_token
             if old != new:
                 return f"line {i}: {what} is {old!r} there, {new!r} now"
     return None
-
-
-def read_records(path: Path) -> list[dict]:
-    """Complete JSON lines of a results file; a torn last line (crash mid-write) is dropped.
-
-    Any other line that is not a record is a ValueError naming the file, the line and the fix.
-    """
-    path = Path(path)
-    if not path.exists():
-        return []
-    fix = "delete that line to re-run its example, or pass a new --out"
-    data = path.read_bytes()
-    out = []
-    for i, raw in enumerate(data.splitlines(keepends=True), 1):
-        if not raw.endswith(b"\n"):
-            break  # torn write
-        try:
-            rec = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise ValueError(f"{path}:{i} is not UTF-8 text; {fix}") from None
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}:{i} is not a JSON record ({e.msg}); {fix}") from None
-        if not isinstance(rec, dict) or "example" not in rec or "method" not in rec:
-            raise ValueError(f"{path}:{i} is not a results record (no 'example' and 'method'); {fix}")
-        for key, kind, ok in (("example", "an integer >= 0", _index(rec["example"])),
-                              ("rep", "an integer >= 0", _index(rec.get("rep", 0))),
-                              ("method", "a method name", rec["method"] in ALL_METHODS)):
-            if not ok:
-                raise ValueError(f"{path}:{i} has {key} {rec.get(key)!r}, not {kind}; {fix}")
-        if "error" not in rec and not isinstance(rec.get("stats"), dict):
-            raise ValueError(f"{path}:{i} has neither 'stats' nor 'error'; {fix}")
-        out.append(rec)
-    return out
-
-
-def _index(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
 
 
 def _repair(path: Path, records: list[dict]) -> None:
@@ -301,33 +262,4 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
 
 # -- cost model for the summary ------------------------------------------------------------
 
-def read_cost_file(path):
-    """The CostModel in a JSON file written by ``python -m csd_lib.costs --out``; missing or malformed: ValueError."""
-    fix = f"write one with `python -m csd_lib.costs --family FAMILY --out {path}`, or pass --costs none"
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ValueError(f"--costs {path}: no such file; {fix}") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
-        raise ValueError(f"--costs {path} cannot be read ({type(e).__name__}); {fix}") from None
-    try:
-        return CostModel.from_dict(json.loads(text))
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise ValueError(f"--costs {path} is not a cost model ({type(e).__name__}: {e}); {fix}") from None
-
-
-def bench_costs(fam, spec=None, seconds: float = 10.0):
-    """The cost model for a bench summary: ``spec`` 'none' (no prediction), a JSON path, or None for
-    the stored ``results/costs-<family>-<device>.json``, measured now when none is stored (sized to
-    the family: about ``seconds``, a few points where one call is slow; it logs its estimate)."""
-    if spec == "none":
-        return None
-    if spec:
-        return read_cost_file(spec)
-    cm = load_costs(fam.name, device_name(fam.target.device))
-    if cm is None:
-        log.info(f"bench: no stored cost model for {fam.name} on {device_name(fam.target.device)}; measuring one "
-                 f"for the predicted speedups (--costs none skips it)")
-        cm = measure_costs(fam, seconds=seconds, min_reps=1)
-    return cm
 

@@ -15,7 +15,7 @@ Conventions (state them when you compare with the paper):
   so the tail of a generation never counts as a rejection;
 - the reviewer's output includes its final ``</s>`` when it stops before
   ``max_new_tokens``;
-- prompts are tokenized as ``generate`` tokenizes them (``tasks.prompt_ids``: the family's
+- prompts are tokenized as ``generate`` tokenizes them (``prompts.prompt_ids``: the family's
   prompt style, then the tokenizer's special tokens).
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .tasks import prompt_ids
+from ..engine.prompts import prompt_ids
 
 
 @dataclass

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .cascade import encode_prompt, generate
-from .plan import check_temperature
-from .review import probs
+from ..engine.cascade import encode_prompt, generate
+from ..engine.plan import check_temperature
+from ..engine.review import probs
 
 
 def tv(a, b) -> float:

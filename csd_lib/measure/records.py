@@ -7,9 +7,15 @@ lines written before plans existed hold a ``config`` dict instead, read into the
 """
 from __future__ import annotations
 
+import json
+import logging
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 
-from .plan import METHODS, Plan
+from ..engine.plan import METHODS, Plan
+
+log = logging.getLogger(__name__)
+
 
 HF_METHODS = ("hf-assisted", "hf-pld")   # transformers' own baselines on the same models
 ALL_METHODS = METHODS + HF_METHODS
@@ -84,3 +90,40 @@ def fastest(records) -> dict[str, dict[int, BenchRecord]]:
         if cur is None or r.wall_time < cur.wall_time:
             by[r.method][r.example] = r
     return by
+
+
+def read_records(path: Path) -> list[dict]:
+    """Complete JSON lines of a results file; a torn last line (crash mid-write) is dropped.
+
+    Any other line that is not a record is a ValueError naming the file, the line and the fix.
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    fix = "delete that line to re-run its example, or pass a new --out"
+    data = path.read_bytes()
+    out = []
+    for i, raw in enumerate(data.splitlines(keepends=True), 1):
+        if not raw.endswith(b"\n"):
+            break  # torn write
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise ValueError(f"{path}:{i} is not UTF-8 text; {fix}") from None
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}:{i} is not a JSON record ({e.msg}); {fix}") from None
+        if not isinstance(rec, dict) or "example" not in rec or "method" not in rec:
+            raise ValueError(f"{path}:{i} is not a results record (no 'example' and 'method'); {fix}")
+        for key, kind, ok in (("example", "an integer >= 0", _index(rec["example"])),
+                              ("rep", "an integer >= 0", _index(rec.get("rep", 0))),
+                              ("method", "a method name", rec["method"] in ALL_METHODS)):
+            if not ok:
+                raise ValueError(f"{path}:{i} has {key} {rec.get(key)!r}, not {kind}; {fix}")
+        if "error" not in rec and not isinstance(rec.get("stats"), dict):
+            raise ValueError(f"{path}:{i} has neither 'stats' nor 'error'; {fix}")
+        out.append(rec)
+    return out
+
+
+def _index(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0

@@ -28,9 +28,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..engine.plan import Plan
 from .costmodel import CostModel
-from .plan import Plan
-
 
 # ---------------------------------------------------------------------------
 # Thm 4.1 / Cor 4.2: plain speculative decoding

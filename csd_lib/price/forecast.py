@@ -17,21 +17,25 @@ from pathlib import Path
 
 import numpy as np
 
-from . import config
-from .archs import published_config
-from .bench import read_cost_file, read_records
+from .. import config
+from ..engine.mag import MaG
+from ..engine.models import LM
+from ..engine.plan import MAG_BLOCK, Plan, vertical_k
+from ..families import placement
+from ..families.archs import published_config
+from ..families.family import Family, custom_name, default_k, load_family, roles
+from ..families.hub import checkpoint_config, count_params, model_arch
+from ..families.presets import DEFAULT_LENIENCE, REAL_PRESETS, TINY_PRESETS
+from ..families.shadow import LAYER_KEYS, random_model
+from ..measure.acceptance import acceptance_table, complete_table
+from ..measure.machine import device_name
+from ..measure.records import as_records, fastest, read_records
+from .costfile import read_cost_file
 from .costmodel import CallFit, CostModel
-from .costs import device_name, measure_costs
-from .families import Family, custom_name, default_k, load_family, roles
-from .mag import MaG
-from .models import LM, checkpoint_config, count_params, model_arch
-from .plan import MAG_BLOCK, Plan
-from .predict import price_plan, run_table, vertical_k
-from .presets import DEFAULT_LENIENCE, REAL_PRESETS, TINY_PRESETS
-from .records import as_records, fastest
-from .shadow import LAYER_KEYS, random_model
-from .tune import acceptance_table, candidate_grid, complete_table
-
+from .predict import run_table
+from .pricing import price_plan
+from .timing import measure_costs
+from .tune import candidate_grid
 
 # docs/REFERENCE.md, "Acceptance profile for predict": paper Fig. 2 (FLAN-T5 drafters for
 # FLAN-T5-XXL), the share of drafts accepted at position 1 (0.7-0.8) falling to 0.1 by 30.
@@ -186,8 +190,8 @@ def memory_check(spec: dict, info: config.DeviceInfo) -> tuple[bool, str]:
     """Whether the full family fits the device (from its configs, nothing built) and why not."""
     dtype = _policy(spec, info).dtype
     cfgs = list(spec["cfgs"].values())
-    sizes = [config.param_bytes(*count_params(c), dtype) for c in cfgs]
-    plan = config.plan_memory(sizes, info, sum(config.kv_cache_bytes(c, dtype) for c in cfgs))
+    sizes = [placement.param_bytes(*count_params(c), dtype) for c in cfgs]
+    plan = placement.plan_memory(sizes, info, sum(placement.kv_cache_bytes(c, dtype) for c in cfgs))
     return plan.fits, plan.message
 
 

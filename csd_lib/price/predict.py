@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engine.plan import Plan, vertical_k
+from ..measure.acceptance import acceptance_table, complete_table
+from ..measure.records import BenchRecord, as_records, fastest
 from .ewif import predict_speedup
-from .plan import Plan
 from .pricing import price_plan
-from .records import BenchRecord, as_records, fastest
-from .tune import acceptance_table, candidate_grid, complete_table, latency_costs
+from .tune import candidate_grid, latency_costs
 
 
 def run_table(recs: list[BenchRecord], plan: Plan) -> dict:
@@ -76,13 +77,6 @@ def predict_method(recs, cost_model=None, n_sim: int = 4000) -> dict:
         pw = predict_walltime(recs, cost_model, n_sim)
         pred_wall, share = pw["speedup"], pw["cost_share"]
     return {"predicted_swi_ms": pred_ms, "predicted_walltime": pred_wall, "latency_costs": lat, "cost_share": share}
-
-
-def vertical_k(k: int, levels: int, mag_block: int) -> list[list[int]]:
-    """K of the vertical cascade only (paper Table 2 "base + MaG"): the largest drafter proposes
-    ``k`` tokens, every middle drafter gets no budget, MaG drafts ``mag_block`` (its block) for each."""
-    return [[k if j == 0 else 0 for j in range(levels - 1)] + [mag_block]] + \
-        [[0] * (levels - 1) + [mag_block] for _ in range(levels - 1)]
 
 
 def prediction_limits(records, cost_model, vertical_records=None, n_sim: int = 2000,

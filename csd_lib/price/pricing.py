@@ -7,8 +7,8 @@
 """
 from __future__ import annotations
 
+from ..engine.plan import Plan
 from .ewif import predict_speedup
-from .plan import Plan
 
 
 def price_plan(plan: Plan, table: dict, cost_model, tokens: float, start: float, n_sim: int = 4000,

@@ -21,25 +21,18 @@ together with the environment it was measured in (torch version, threads, CPU mo
 """
 from __future__ import annotations
 
-import argparse
-import json
 import logging
-import os
-import platform
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
-import transformers
 from tqdm.auto import tqdm
 
-from . import config
-from .cascade import METHODS, encode_prompt, generate
+from ..engine.cascade import encode_prompt, generate
+from ..engine.plan import METHODS
+from ..families.tasks import load_task
+from ..measure.machine import device_name, environment
 from .costmodel import CallFit, CostModel, fit_call, overhead_fit
-from .families import load_family
-from .fileio import write_atomic
-from .tasks import load_task
 
 log = logging.getLogger(__name__)
 
@@ -49,32 +42,8 @@ OVERHEAD_PROMPTS = 3  # validation prompts the engine-overhead fit runs every me
 
 # -- measuring -------------------------------------------------------------------------
 
-def device_name(device=None) -> str:
-    """A file-name-safe device label: 'cpu', 'cuda-<gpu name>', 'mps'."""
-    dev = torch.device(device) if device is not None else config.pick_device(None)
-    if dev.type == "cuda":
-        return "cuda-" + torch.cuda.get_device_name(dev).lower().replace(" ", "-")
-    return dev.type
 
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def environment(device=None) -> dict:
-    """What the numbers were measured on (stored with cost models and benchmark records)."""
-    return {"device": device_name(device), "torch": torch.__version__, "transformers": transformers.__version__,
-            "threads": torch.get_num_threads(), "cpu_count": os.cpu_count(), "cpu_model": _cpu_model(),
-            "python": platform.python_version(), "machine": platform.machine()}
-
-
-def _clock():
+def cost_clock():
     """The clock that times calls: the process's CPU time with one torch thread on the CPU (a call
     that other jobs preempt is not charged for their time, so the fit holds on a shared machine),
     else wall time (several threads, or a GPU that works while the CPU waits)."""
@@ -84,7 +53,7 @@ def _clock():
 
 
 def _median_time(fn, reps: int) -> float:
-    clock = _clock()
+    clock = cost_clock()
     ts = []
     for _ in range(reps):
         t0 = clock()
@@ -150,7 +119,7 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
     log.info(f"cost model of {fam.name}: {points} points x {warmup + reps} rounds, then {ov_rounds + 1} rounds of "
              f"every method at {ov_tokens} tokens on {len(ov_prompts)} prompt(s): about {eta:.0f} s")
     bar = tqdm(total=(warmup + reps) * points, desc=f"cost model {fam.name}", leave=False)
-    clock = _clock()
+    clock = cost_clock()
     for lm in lms:                     # every point is timed once per round, rounds interleave
         seq = lm.start(prompt_ids)
         t0 = clock()
@@ -207,7 +176,7 @@ def engine_overhead(fam, prompts: list[list[int]], max_new_tokens: int = 48, rou
     """
     methods = [m for m in METHODS if m != "staged" or len(fam.drafters) >= 2]
     best: dict[tuple[str, int], tuple[float, list[float]]] = {}
-    clock = _clock()
+    clock = cost_clock()
     for rnd in range(rounds + 1):
         for i, prompt_ids in enumerate(prompts):
             for m in methods:
@@ -227,48 +196,3 @@ def engine_overhead(fam, prompts: list[list[int]], max_new_tokens: int = 48, rou
 
 
 # -- storing ---------------------------------------------------------------------------
-
-def cost_path(family: str, device: str | None = None) -> Path:
-    return config.RESULTS_DIR / f"costs-{family}-{device or device_name()}.json"
-
-
-def save_costs(cm: CostModel, path: Path | None = None) -> Path:
-    path = Path(path) if path else cost_path(cm.family, cm.device)
-    write_atomic(path, json.dumps(cm.to_dict(), indent=1) + "\n")
-    return path
-
-
-def load_costs(family: str, device: str | None = None, path: Path | None = None) -> CostModel | None:
-    """The stored cost model of a family on this device, or None when none was measured."""
-    path = Path(path) if path else cost_path(family, device)
-    if not path.exists():
-        return None
-    return CostModel.from_dict(json.loads(path.read_text(encoding="utf-8")))
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m csd_lib.costs", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--family", default=config.FAMILY)
-    ap.add_argument("--seconds", type=float, default=20.0, help="measurement budget per family")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads (benchmarks use 1)")
-    ap.add_argument("--device", default=None)
-    ap.add_argument("--out", default=None, help="default: results/costs-<family>-<device>.json")
-    args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
-    fam = load_family(args.family, device=args.device)
-    t0 = time.perf_counter()
-    cm = measure_costs(fam, seconds=args.seconds)
-    path = save_costs(cm, args.out)
-    log.info(f"measured in {time.perf_counter() - t0:.1f}s -> {path}")
-    for r in cm.summary_rows():
-        log.info(f"{r['model']:<8} a {r['a_ms']:.3f} ms  b {r['b_ms_per_token']:.4f} ms/token  "
-                 f"c {r['c_ms_per_cached']:.5f} ms/cached  d {r['d_ms_per_token_cached']:.6f}  "
-                 f"R² {r['r2']:.3f}  max rel err {100 * r['max_rel_err']:.1f}%  "
-                 f"1 token {r['ms_1']:.2f} ms, 17 tokens {r['ms_17']:.2f} ms")
-    log.info(f"review overhead: {1e3 * float(cm.review(1)):.3f} ms (1 row), {1e3 * float(cm.review(17)):.3f} ms "
-             f"(17 rows); MaG proposal {1e3 * cm.mag:.3f} ms; start {({k: round(1e3 * v, 2) for k, v in cm.start.items()})} ms")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

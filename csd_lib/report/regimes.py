@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .acceptance import run_lengths
+from ..measure.curves import run_lengths
 from .claims import Difference, paired_difference, rate_difference
 
 PAPER_REGIME = "tiny-t5-paper"  # the second family of every side-by-side

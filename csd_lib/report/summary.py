@@ -12,9 +12,11 @@ import math
 
 import numpy as np
 
-from .predict import predict_method, predict_walltime
-from .records import ALL_METHODS, BenchRecord, as_records, fastest
-from .trace import Stats, previous_work_costs
+from ..engine.stats import Stats
+from ..families.paper_costs import previous_work_costs
+from ..measure.records import ALL_METHODS, BenchRecord, as_records, fastest
+from ..price.predict import predict_method, predict_walltime
+from .bench_stats import bootstrap_median_ci
 
 CLOCK_NAMES = {"wall": "wall time", "cpu": "process CPU time"}
 
@@ -22,17 +24,6 @@ def ratios(best: dict[str, dict[int, BenchRecord]], method: str) -> dict[int, fl
     """Per example: AR's walltime over the method's, both the fastest of their repeats."""
     ar, mine = best.get("ar", {}), best.get(method, {})
     return {i: ar[i].wall_time / mine[i].wall_time for i in sorted(mine) if i in ar and mine[i].wall_time > 0}
-
-
-def bootstrap_median_ci(values, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> list[float]:
-    """Percentile bootstrap interval of the median over examples (fixed seed: reproducible)."""
-    v = np.asarray(list(values), dtype=float)
-    if v.size == 0:
-        return [float("nan"), float("nan")]
-    rng = np.random.default_rng(seed)
-    meds = np.median(v[rng.integers(0, v.size, size=(n_boot, v.size))], axis=1)
-    lo, hi = np.quantile(meds, [(1 - level) / 2, (1 + level) / 2])
-    return [float(lo), float(hi)]
 
 
 def run_conditions(records) -> dict:

@@ -4,12 +4,12 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from .bench import run_bench
-from .cascade import generate
-from .families import load_family
-from .summary import format_table, summarize
-from .tasks import load_task
-from .viz import trace_text
+from ..engine.cascade import generate
+from ..families.family import load_family
+from ..families.tasks import load_task
+from ..measure.bench import run_bench
+from ..report.summary import format_table, summarize
+from ..viz import trace_text
 
 DEMO_METHODS = ["ar", "sd", "mag", "staged", "csd"]
 

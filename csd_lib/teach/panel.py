@@ -21,10 +21,10 @@ import functools
 import html
 import re
 
-from .cascade import generate
-from .plan import METHODS, validate_k
-from .tasks import TASKS, load_task
-from .viz import cascade_tree_figure, round_figure, stats_html, trace_html
+from ..engine.cascade import generate
+from ..engine.plan import METHODS, validate_k
+from ..families.tasks import TASKS, load_task
+from ..viz import cascade_tree_figure, round_figure, stats_html, trace_html
 
 DEFAULT_PROMPT = ("Reason the math question below step by step. Question: Mia has 4 apples. She buys 3 "
                   "bags with 5 apples in each. How many apples does Mia have now?.\n Answer: ")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .mag import BIGRAM, MATCH, MaG, longest_suffix_match
+from ..engine.mag import BIGRAM, MATCH, MaG, longest_suffix_match
 
 
 @dataclass

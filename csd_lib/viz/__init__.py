@@ -6,23 +6,21 @@ Submodules: ``palette`` (level colours), ``trace`` (trace views, notebooks 00/03
 ``costs`` (the cost model, 05/06), ``predict`` (the device forecast, 05), ``lossless`` (sampling, 07), ``rounds`` (one target round unrolled, 03),
 ``notebook`` (setup). Every public name is re-exported here.
 """
-from .acceptance import (acceptance_figure, calls_figure, merged_acceptance, pair_acceptance_figure,
-                         total_calls)
+from .acceptance import acceptance_figure, calls_figure, merged_acceptance, pair_acceptance_figure, total_calls
 from .bench import bench_figure, parity_figure
-from .costs import cost_figure, prediction_figure, time_share_figure
 from .cascade import (cascade_tree, cascade_tree_figure, coverage_figure, coverage_from_events, grid_heatmap,
                       planned_coverage, planned_coverage_figure)
+from .costs import cost_figure, prediction_figure, time_share_figure
 from .ewif import cor44_figure, ewif_k_figure, lines_figure, table1_figure
 from .lossless import sampling_figure
 from .mag import mag_hits_figure, mag_step_html, match_length_figure
 from .notebook import setup_notebook
-from .predict import forecast_figure
 from .palette import (LEVEL_COLORS, LEVEL_ORDER, LEVEL_PATTERN, LEVEL_UNDERLINE, OKABE_ITO, SEQUENTIAL_SCALE,
                       bar_pattern, level_color, level_css, level_pattern, model_color, proposer_color,
                       relative_luminance, series_style, text_color)
+from .predict import forecast_figure
 from .rounds import round_events, round_figure
-from .trace import (save_trace_html, stats_html, token_origins, token_pieces, trace_figure, trace_html,
-                    trace_text)
+from .trace import save_trace_html, stats_html, token_origins, token_pieces, trace_figure, trace_html, trace_text
 
 __all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "LEVEL_PATTERN", "LEVEL_UNDERLINE", "OKABE_ITO", "SEQUENTIAL_SCALE",
            "acceptance_figure", "bar_pattern", "bench_figure", "level_pattern", "series_style", "calls_figure", "cascade_tree", "cascade_tree_figure", "cor44_figure", "cost_figure",

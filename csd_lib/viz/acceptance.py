@@ -1,9 +1,8 @@
 """Acceptance and forward-call figures (notebooks 01 and 03)."""
 from __future__ import annotations
 
-from ..trace import PairStats
-from .palette import (LEVEL_COLORS, SERIES_SYMBOLS, bar_pattern, level_color, level_pattern, model_color,
-                      series_style)
+from ..engine.stats import PairStats
+from .palette import LEVEL_COLORS, SERIES_SYMBOLS, bar_pattern, level_color, level_pattern, model_color, series_style
 
 # measured curves: one dash per family; geometric fits: dashes no curve uses
 _CURVE_DASHES = ["solid", "dot", "dashdot"]

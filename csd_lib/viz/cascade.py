@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..plan import check_lenience, validate_k
+from ..engine.plan import check_lenience, validate_k
 from .palette import SEQUENTIAL_SCALE, bar_pattern, level_pattern, model_color, proposer_color, text_color
 
 

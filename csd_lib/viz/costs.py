@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..costmodel import CostModel
-from ..summary import predicted_vs_measured
+from ..price.costmodel import CostModel
+from ..report.summary import predicted_vs_measured
 from .bench import parity_figure
 from .palette import bar_pattern, level_pattern, model_color, series_style
 

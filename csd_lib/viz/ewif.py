@@ -1,8 +1,8 @@
 """EWIF figures (notebook 05): theory curves, the paper's Table 1, Cor 4.4."""
 from __future__ import annotations
 
-from ..ewif import best_k_sd, ewif_sd, ewif_vc
-from ..mag import MATCH
+from ..engine.mag import MATCH
+from ..price.ewif import best_k_sd, ewif_sd, ewif_vc
 from .palette import LEVEL_COLORS, bar_pattern, series_style
 
 

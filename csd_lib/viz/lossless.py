@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..trace import TARGET_CORRECTION
+from ..engine.generation import TARGET_CORRECTION
 from .palette import LEVEL_COLORS, OKABE_ITO, bar_pattern
 
 # the empirical laws: colours away from the target's orange, each with its own pattern

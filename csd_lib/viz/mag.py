@@ -5,9 +5,9 @@ import html
 
 import numpy as np
 
-from ..mag import MATCH, longest_suffix_match
+from ..engine.mag import MATCH, longest_suffix_match
 from .palette import LEVEL_COLORS, SERIES_PATTERNS, bar_pattern, level_css
-from .trace import _label, _pieces
+from .trace import token_label, token_texts
 
 
 def mag_hits_figure(rows: list[dict], title: str = "Max-Gram on reference solutions"):
@@ -69,7 +69,7 @@ def mag_step_html(tokenizer, prompt_ids: list[int], gen_ids: list[int], mag, tru
 
     def row(ids, offset):
         spans = []
-        for i, (t, p) in enumerate(zip(ids, _pieces(tokenizer, ids))):
+        for i, (t, p) in enumerate(zip(ids, token_texts(tokenizer, ids))):
             k = offset + i
             style = ""
             if k in src or k in suffix:
@@ -77,13 +77,13 @@ def mag_step_html(tokenizer, prompt_ids: list[int], gen_ids: list[int], mag, tru
             if k in copied:
                 style += f"text-decoration:underline 3px {LEVEL_COLORS[MATCH]};"
             cls = "csd-mag-src" if k in src else ("csd-mag-suffix" if k in suffix else "")
-            spans.append(f'<span class="{cls}" style="{style}">{html.escape(p or _label(tokenizer, t, p))}</span>')
+            spans.append(f'<span class="{cls}" style="{style}">{html.escape(p or token_label(tokenizer, t, p))}</span>')
         return "".join(spans)
 
     props = []
-    prop_pieces = _pieces(tokenizer, hay + list(prop.tokens))[len(hay):]
+    prop_pieces = token_texts(tokenizer, hay + list(prop.tokens))[len(hay):]
     for j, (t, lv) in enumerate(zip(prop.tokens, prop.provenance)):
-        piece = _label(tokenizer, t, prop_pieces[j])
+        piece = token_label(tokenizer, t, prop_pieces[j])
         mark = ""
         if truth is not None:
             ok = j < len(truth) and all(prop.tokens[i] == truth[i] for i in range(j + 1))

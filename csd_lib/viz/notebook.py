@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 
 from .. import config
-from ..models import hide_weight_loading_bars
+from ..families.hub import hide_weight_loading_bars
 
 
 def setup_notebook(family: str | None = None) -> None:

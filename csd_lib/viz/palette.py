@@ -14,8 +14,8 @@ colour-vision deficiencies, its lightness rises monotonically, so greyscale keep
 """
 from __future__ import annotations
 
-from ..mag import BIGRAM, MATCH
-from ..trace import TARGET_BONUS, TARGET_CORRECTION
+from ..engine.generation import TARGET_BONUS, TARGET_CORRECTION
+from ..engine.mag import BIGRAM, MATCH
 
 # Okabe-Ito colours by their names in that set.
 OKABE_ITO = {"black": "#000000", "orange": "#e69f00", "sky blue": "#56b4e9", "bluish green": "#009e73",
@@ -67,7 +67,7 @@ SEQUENTIAL_SCALE = ["#00224e", "#123570", "#3b496c", "#575d6d", "#707173", "#8a8
                     "#e1cc55", "#fee838"]
 
 # 256-colour terminal backgrounds nearest to LEVEL_COLORS (foreground chosen like text_color).
-_ANSI = {MATCH: "48;5;36;38;5;16", BIGRAM: "48;5;227;38;5;16", "small": "48;5;74;38;5;16",
+ANSI_CODES = {MATCH: "48;5;36;38;5;16", BIGRAM: "48;5;227;38;5;16", "small": "48;5;74;38;5;16",
          "base": "48;5;25;38;5;231", TARGET_CORRECTION: "48;5;214;38;5;16", TARGET_BONUS: "48;5;166;38;5;16"}
 
 

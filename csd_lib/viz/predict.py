@@ -1,7 +1,7 @@
 """The device forecast (``python -m csd_lib predict``, notebook 05): predicted speedup against draft length."""
 from __future__ import annotations
 
-from ..mag import MATCH
+from ..engine.mag import MATCH
 from .palette import LEVEL_COLORS, OKABE_ITO, SERIES_DASHES, SERIES_SYMBOLS, level_color
 
 

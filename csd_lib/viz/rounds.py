@@ -8,9 +8,9 @@ the first review at the bottom, so it reads upwards as the cascade works: MaG pr
 """
 from __future__ import annotations
 
-from ..trace import TARGET_BONUS, TARGET_CORRECTION, Event, Generation
+from ..engine.generation import TARGET_BONUS, TARGET_CORRECTION, Event, Generation
 from .palette import level_color, text_color
-from .trace import _esc, _label, _level_pattern, _pieces
+from .trace import esc, levels_pattern, token_label, token_texts
 
 
 def round_events(g: Generation, r: int) -> list[Event]:
@@ -85,7 +85,7 @@ def round_figure(g: Generation, tokenizer, r: int | None = None, title: str | No
     for y, (e, lam) in enumerate(zip(evs, lams)):
         ctx = ids[:e.start]
         seq = ctx + list(e.tokens) + ([e.next_token] if _appended(e, eos) else [])
-        labels = [_label(tokenizer, t, p) for t, p in zip(seq, _pieces(tokenizer, seq))][len(ctx):]
+        labels = [token_label(tokenizer, t, p) for t, p in zip(seq, token_texts(tokenizer, seq))][len(ctx):]
         a = e.n_accepted
         for j, tok in enumerate(e.tokens):
             ok = j < a
@@ -93,7 +93,7 @@ def round_figure(g: Generation, tokenizer, r: int | None = None, title: str | No
             col = level_color(lv)
             first_no = j == a
             judged = f"{e.reviewer} ({_lenience_word(lam[j])})"
-            hover = (f"{_esc(labels[j])}: proposed by {e.proposers[j]} ({lv})<br>"
+            hover = (f"{esc(labels[j])}: proposed by {e.proposers[j]} ({lv})<br>"
                      + (f"accepted by {judged}, min(1, l p/q) = {e.accept_prob[j]:.2f}" if ok else
                         f"rejected by {judged}, min(1, l p/q) = {e.accept_prob[j]:.2f}" if first_no else
                         f"discarded after the first rejection"))
@@ -101,8 +101,8 @@ def round_figure(g: Generation, tokenizer, r: int | None = None, title: str | No
             fig.add_trace(go.Bar(
                 x=[0.92], base=[e.start - start + j + 0.04], y=[y], orientation="h", width=0.7,
                 marker=dict(color=col, line=dict(color="#222222", width=1.2 if ok else 0),
-                            pattern=_level_pattern([lv], [col])),
-                opacity=1.0 if ok else 0.4, text=[_esc(labels[j]) if ok else f"<s>{_esc(labels[j])}</s>"],
+                            pattern=levels_pattern([lv], [col])),
+                opacity=1.0 if ok else 0.4, text=[esc(labels[j]) if ok else f"<s>{esc(labels[j])}</s>"],
                 textposition="inside", insidetextanchor="middle", textangle=0,
                 textfont=dict(color=text_color(col), family="monospace"), hovertext=[hover], hoverinfo="text",
                 name=lv, legendgroup=lv, showlegend=False, constraintext="none", cliponaxis=False))
@@ -113,14 +113,14 @@ def round_figure(g: Generation, tokenizer, r: int | None = None, title: str | No
             fig.add_trace(go.Bar(
                 x=[0.92], base=[e.start - start + a + 0.04], y=[y], orientation="h", width=0.7,
                 marker=dict(color=col, line=dict(color="#000000", width=3.5)),
-                text=[_esc(labels[len(e.tokens)] if len(labels) > len(e.tokens) else "")],
+                text=[esc(labels[len(e.tokens)] if len(labels) > len(e.tokens) else "")],
                 textposition="inside", insidetextanchor="middle", textangle=0,
                 textfont=dict(color=text_color(col), family="monospace"),
                 hovertext=[f"written by {e.reviewer} itself ({kind})"], hoverinfo="text",
                 name=f"{e.reviewer}'s own token", showlegend=False, constraintext="none", cliponaxis=False))
     for lv, col in legend_done.items():  # legend swatches: the level's colour and its strong pattern
         fig.add_trace(go.Bar(x=[None], y=[None], orientation="h", name=lv, legendgroup=lv, hoverinfo="skip",
-                             marker=dict(color=col, pattern=_level_pattern([lv], [col], strong=True))))
+                             marker=dict(color=col, pattern=levels_pattern([lv], [col], strong=True))))
     fig.add_trace(go.Bar(x=[None], y=[None], orientation="h", name="rejected (faded, struck through)",
                          marker=dict(color="#bbbbbb"), opacity=0.4, hoverinfo="skip"))
     fig.add_trace(go.Bar(x=[None], y=[None], orientation="h", name="the reviewer's own token (thick border)",

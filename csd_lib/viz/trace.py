@@ -10,8 +10,8 @@ import html
 import os
 from pathlib import Path
 
-from ..trace import TARGET_BONUS, TARGET_CORRECTION, Generation
-from .palette import _ANSI, LEVEL_ORDER, LEVEL_UNDERLINE, level_color, level_css, level_pattern, text_color
+from ..engine.generation import TARGET_BONUS, TARGET_CORRECTION, Generation
+from .palette import ANSI_CODES, LEVEL_ORDER, LEVEL_UNDERLINE, level_color, level_css, level_pattern, text_color
 
 
 def token_pieces(g: Generation, tokenizer) -> list[str]:
@@ -28,15 +28,15 @@ def trace_text(g: Generation, tokenizer, color: bool = True) -> str:
     """The output with every token coloured (ANSI) by the level that proposed it, plus a legend."""
     pieces = token_pieces(g, tokenizer)
     if color:
-        body = "".join(f"\x1b[{_ANSI.get(p, '47;30')}m{t}\x1b[0m" for t, p in zip(pieces, g.provenance))
-        legend = "  ".join(f"\x1b[{_ANSI[k]}m {k} \x1b[0m" for k in LEVEL_ORDER)
+        body = "".join(f"\x1b[{ANSI_CODES.get(p, '47;30')}m{t}\x1b[0m" for t, p in zip(pieces, g.provenance))
+        legend = "  ".join(f"\x1b[{ANSI_CODES[k]}m {k} \x1b[0m" for k in LEVEL_ORDER)
     else:
         body = "".join(f"[{t}|{p}]" for t, p in zip(pieces, g.provenance))
         legend = ", ".join(LEVEL_ORDER)
     return f"{body}\nlegend: {legend}"
 
 
-def _pieces(tokenizer, ids: list[int]) -> list[str]:
+def token_texts(tokenizer, ids: list[int]) -> list[str]:
     """Text of each token of ``ids`` decoded in context (concatenation = decoded text)."""
     pieces, prev = [], ""
     for i in range(len(ids)):
@@ -46,7 +46,7 @@ def _pieces(tokenizer, ids: list[int]) -> list[str]:
     return pieces
 
 
-def _label(tokenizer, tok: int, piece: str) -> str:
+def token_label(tokenizer, tok: int, piece: str) -> str:
     """A visible label for a token box: special tokens by name, newlines as a symbol."""
     if piece == "":
         try:
@@ -57,7 +57,7 @@ def _label(tokenizer, tok: int, piece: str) -> str:
     return piece.replace("\n", "\u23ce")
 
 
-def _esc(text: str) -> str:
+def esc(text: str) -> str:
     """Escape a token for plotly's HTML-like text (``</s>`` would vanish as a tag)."""
     return html.escape(text, quote=False)
 
@@ -86,7 +86,7 @@ def token_origins(g: Generation) -> list[dict]:
 
 
 def _hover(i: int, label: str, level: str, o: dict) -> str:
-    txt = f"#{i} {_esc(repr(label))}<br>proposed by: {level}"
+    txt = f"#{i} {esc(repr(label))}<br>proposed by: {level}"
     if o["step"] is not None:
         txt += f"<br>review step {o['step']} by {o['reviewer']}"
     if o["how"] == "accepted":
@@ -120,12 +120,12 @@ def _boxes(name, x0, w, rows, labels, colors, hover, visible=True, showlegend=Fa
     """Token boxes as one horizontal bar trace; ``levels``: each box's level, drawn as a light fill
     pattern (LEVEL_PATTERN) so levels of one grey still differ."""
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn
-    text = [f"<s>{_esc(t)}</s>" if strike else _esc(t) for t in labels]
+    text = [f"<s>{esc(t)}</s>" if strike else esc(t) for t in labels]
     marker = dict(color=colors, line=dict(color=line_color or "rgba(0,0,0,0)", width=line_width))
     if pattern:
         marker["pattern"] = dict(shape=pattern, fgcolor="#555555", size=6, solidity=0.2)
     elif levels:
-        marker["pattern"] = _level_pattern(levels, colors)
+        marker["pattern"] = levels_pattern(levels, colors)
     return go.Bar(name=name, orientation="h", base=x0, x=w, y=rows, text=text, width=0.78,
                   marker=marker, opacity=opacity, hovertext=hover, hoverinfo="text",
                   textposition="inside", insidetextanchor="middle", constraintext="none",
@@ -133,7 +133,7 @@ def _boxes(name, x0, w, rows, labels, colors, hover, visible=True, showlegend=Fa
                   visible=visible, showlegend=showlegend, legendgroup=legendgroup, cliponaxis=False)
 
 
-def _level_pattern(levels: list[str], colors: list[str], strong: bool = False) -> dict:
+def levels_pattern(levels: list[str], colors: list[str], strong: bool = False) -> dict:
     """``marker.pattern`` of boxes of these levels: a light overlay in the box's text colour (token
     boxes), or a strong one (``strong``: the legend's small swatches)."""
     return dict(shape=[level_pattern(lv) for lv in levels], fillmode="overlay",
@@ -155,7 +155,7 @@ def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60
     """
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     ids = list(g.token_ids)
-    labels = [_label(tokenizer, t, p) for t, p in zip(ids, _pieces(tokenizer, ids))]
+    labels = [token_label(tokenizer, t, p) for t, p in zip(ids, token_texts(tokenizer, ids))]
     origins = token_origins(g)
     fig = go.Figure()
     # legend: one entry per level, always visible, drawing nothing
@@ -164,7 +164,7 @@ def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60
     for lv in present:
         col = level_color(lv)
         fig.add_trace(go.Bar(name=lv, x=[None], y=[None], orientation="h", showlegend=True, hoverinfo="skip",
-                             marker=dict(color=col, pattern=_level_pattern([lv], [col], strong=True))))
+                             marker=dict(color=col, pattern=levels_pattern([lv], [col], strong=True))))
     fig.add_trace(go.Bar(name="rejected draft (replay)", x=[None], y=[None], orientation="h", opacity=0.35,
                          marker=dict(color="#7f7f7f", pattern=dict(shape="x")), hoverinfo="skip"))
     fig.add_trace(go.Bar(name="appended by the target (replay)", x=[None], y=[None], orientation="h",
@@ -187,11 +187,11 @@ def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60
         appended = e.start + e.n_accepted < len(ids) and ids[e.start + e.n_accepted] == e.next_token
         if appended:
             seq = seq + [e.next_token]
-        labs = [_label(tokenizer, t, p) for t, p in zip(seq, _pieces(tokenizer, seq))]
+        labs = [token_label(tokenizer, t, p) for t, p in zip(seq, token_texts(tokenizer, seq))]
         if appended and len(e.tokens) > e.n_accepted:
             # the appended token sits after the rejected ones; decode it in its true context
-            labs[-1] = _label(tokenizer, e.next_token,
-                              _pieces(tokenizer, committed + list(e.tokens[:e.n_accepted]) + [e.next_token])[-1])
+            labs[-1] = token_label(tokenizer, e.next_token,
+                              token_texts(tokenizer, committed + list(e.tokens[:e.n_accepted]) + [e.next_token])[-1])
         sx0, sw, srows = _wrap(labs, width)
         n_rows_max = max(n_rows_max, (max(srows) + 1) if srows else 1)
         c, m = len(committed), len(e.tokens)
@@ -256,11 +256,11 @@ def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60
 def trace_html(g: Generation, tokenizer, title: str | None = None) -> str:
     """The output as coloured ``<span class="csd-tok">`` tokens with hover titles and a legend."""
     ids = list(g.token_ids)
-    pieces = _pieces(tokenizer, ids)
+    pieces = token_texts(tokenizer, ids)
     origins = token_origins(g)
     spans = []
     for i, (t, p, lv, o) in enumerate(zip(ids, pieces, g.provenance, origins)):
-        text = p if p else _label(tokenizer, t, p)
+        text = p if p else token_label(tokenizer, t, p)
         tip = html.unescape(_hover(i, text, lv, o).replace("<br>", "\n"))
         spans.append(f'<span class="csd-tok" data-level="{html.escape(lv)}" data-step="{o["step"]}" '
                      f'title="{html.escape(tip)}" style="{level_css(lv)}'

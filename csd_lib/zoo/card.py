@@ -15,7 +15,9 @@ from pathlib import Path
 
 import torch
 
-from csd_lib import acceptance, config, tasks
+from csd_lib import config
+from csd_lib.families import tasks
+from csd_lib.measure import curves as acceptance
 from csd_lib.zoo.presets import FAMILIES, family_models
 
 TASK_NAMES = ("synth-gsm8k", "synth-mmlu")
@@ -316,8 +318,8 @@ def render_card(res: dict) -> str:
 def _mag_rows(family: str, results_dir: Path = config.RESULTS_DIR) -> list[dict]:
     """Per task with benchmark records: n, the markdown row of MaG's kept share, and the part
     of CSD's kept MaG tokens that came from suffix matches."""
-    from csd_lib.bench import read_records
-    from csd_lib.summary import mag_share, summarize
+    from csd_lib.measure.records import read_records
+    from csd_lib.report.summary import mag_share, summarize
     rows = []
     for t in TASK_NAMES:
         recs = read_records(Path(results_dir) / f"{family}-{t}.jsonl")

@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from csd_lib import config, tasks
-from csd_lib.mag import build_bigram
+from csd_lib import config
+from csd_lib.engine.mag import build_bigram
+from csd_lib.families import tasks
 from csd_lib.zoo.presets import EOS_ID, FAMILIES, PAD_ID, PRESETS, family_models, make_model, recipe
 from csd_lib.zoo.tokenizer import load_tokenizer, train_tokenizer
 
@@ -297,6 +298,7 @@ def val_loss(model, data: dict, arch: str, n: int = 128, batch: int = 32) -> flo
 def export_model(model, tokenizer, out_dir: Path, meta: dict, fp16: bool = True):
     """Save in HF format (fp16 weights, config dtype float32 so a plain load gives fp32)."""
     import copy
+
     from transformers import GenerationConfig
     out_dir = Path(out_dir)
     if out_dir.exists():

@@ -1,0 +1,178 @@
+"""Checks of the command line's file and value arguments, and the family its arguments name; each
+mistake is one ValueError that names the argument and the fix.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+from pathlib import Path
+
+import torch
+
+from ..engine.plan import check_seed
+from ..families.family import Family, check_method, load_family
+from ..measure.records import ALL_METHODS as BENCH_METHODS
+
+log = logging.getLogger(__name__)
+
+
+def check_args_method(args, methods) -> None:
+    """``check_method`` for the family named by CLI arguments (``load_from_args``), for each of ``methods``."""
+    for method in methods:
+        check_method(None if getattr(args, "target", None) else args.family, method,
+                     target=getattr(args, "target", None), drafters=arg_drafters(args))
+
+
+def arg_drafters(args) -> list[str] | None:
+    drafters = getattr(args, "drafters", None)
+    if isinstance(drafters, str):
+        drafters = [d.strip() for d in drafters.split(",") if d.strip()]
+    return drafters
+
+
+def load_from_args(args) -> Family:
+    """The family named by CLI arguments: ``--family``, or ``--target ID --drafters ID,ID``; ``--device``, ``--dtype``."""
+    return load_family(args.family, device=args.device, dtype=args.dtype, target=getattr(args, "target", None),
+                       drafters=arg_drafters(args))
+
+
+def read_text(path: str, what: str, fix: str) -> str:
+    """A UTF-8 text file; a missing, unreadable or non-UTF-8 file is a ValueError naming it and the fix."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise ValueError(f"{what} {path} not found; {fix}") from None
+    except IsADirectoryError:
+        raise ValueError(f"{what} {path} is a directory, not a file; {fix}") from None
+    except PermissionError:
+        raise ValueError(f"{what} {path} is not readable (permission denied); fix its permissions") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise ValueError(f"{path}:{line} is not UTF-8 text (byte {data[e.start]:#04x}); save the {what} "
+                         f"as UTF-8") from None
+
+
+def read_prompts(path: str) -> list[str]:
+    """Prompts from a JSONL file, one ``{"prompt": "..."}`` per line; blank lines are skipped."""
+    fix = 'each line must be {"prompt": "..."}'
+    out = []
+    for i, line in enumerate(read_text(path, "prompts file", f"pass a JSONL file where {fix}").split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}:{i} is not JSON ({e.msg}); {fix}") from None
+        if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
+            raise ValueError(f"{path}:{i} has no string 'prompt'; {fix}")
+        if not row["prompt"].strip():
+            raise ValueError(f"{path}:{i} has an empty prompt; give it some text or delete the line")
+        out.append(row["prompt"])
+    if not out:
+        raise ValueError(f"{path} holds no prompts; {fix}")
+    return out
+
+
+def read_k(value: str | None):
+    """``--k``: a JSON matrix, or ``@FILE`` holding one."""
+    if value is None:
+        return None
+    example = "e.g. [[5,14,10],[0,1,10],[0,0,10]]"
+    if value.startswith("@"):
+        path = value[1:]
+        text = read_text(path, "K file", f"pass --k @FILE with an existing JSON file holding a K matrix, {example}")
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}:{e.lineno} is not valid JSON ({e.msg}); the file must hold one K matrix, "
+                             f"{example}") from None
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"--k is not valid JSON ({e.msg}); e.g. --k '[[5,14,10],[0,1,10],[0,0,10]]' "
+                         f"or --k @k.json") from None
+
+
+def check_out_path(path: str | None, flag: str) -> None:
+    """An output path must not be a directory, its parent must not be a file, and it must be writable."""
+    if path is None:
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{flag} {path} is a directory; give a file path")
+    parent = next((a for a in p.absolute().parents if a.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise ValueError(f"{flag} {path}: {parent} is a file, not a folder; give a path in a folder")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise ValueError(f"{flag} {path} is not writable (permission denied); fix its permissions or give "
+                         f"another path")
+    if parent is not None and not p.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag} {path}: the folder {parent} is not writable (permission denied); give a path "
+                         f"in a folder you can write")
+
+
+def free_path(path: Path) -> Path:
+    """``path``, or the first of ``stem-2.ext``, ``stem-3.ext``, ... that does not exist."""
+    j = 2
+    while path.exists():
+        path, j = path.with_name(f"{path.stem.removesuffix(f'-{j - 1}')}-{j}{path.suffix}"), j + 1
+    return path
+
+
+def finite_float(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return x
+
+
+def positive_int(text: str) -> int:
+    try:
+        x = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if x < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return x
+
+
+def seed_int(text: str) -> int:
+    try:
+        return check_seed(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer in [0, 2**64)") from None
+
+
+def device_arg(text: str) -> str:
+    """``--device``: a torch device this machine has (cpu, cuda, cuda:N, mps)."""
+    try:
+        dev = torch.device(text)
+    except (RuntimeError, ValueError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a torch device; use cpu, cuda, cuda:N or mps") from None
+    n_cuda = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if dev.type == "cuda" and (dev.index or 0) >= n_cuda:
+        raise argparse.ArgumentTypeError(f"{text!r}: this machine has {n_cuda} CUDA device(s); use "
+                                         f"{'cpu' if not n_cuda else f'cuda:0 to cuda:{n_cuda - 1}, or cpu'}")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise argparse.ArgumentTypeError(f"{text!r}: MPS is not available on this machine; use cpu")
+    if dev.type not in ("cpu", "cuda", "mps"):
+        raise argparse.ArgumentTypeError(f"{text!r}: device type {dev.type!r} is not supported; use cpu, cuda or mps")
+    return text
+
+
+def method_list(text: str) -> str:
+    """``bench --methods``: a comma-separated list of known methods (checked before any model loads)."""
+    methods = [m.strip() for m in text.split(",") if m.strip()]
+    bad = [m for m in methods if m not in BENCH_METHODS]
+    if bad or not methods:
+        raise argparse.ArgumentTypeError(f"unknown method(s) {', '.join(bad) or repr(text)}; use a comma-separated "
+                                         f"list of {', '.join(BENCH_METHODS)}")
+    return ",".join(methods)

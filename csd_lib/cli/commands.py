@@ -1,0 +1,165 @@
+"""One function per command of the command line; each gets the parsed arguments.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from .. import config
+from ..engine.cascade import encode_prompt, generate
+from ..engine.plan import METHODS, check_lenience, check_max_new_tokens, check_method_args, check_temperature
+from ..families.shadow import DEFAULT_PRESETS, build_shadows, describe
+from ..families.tasks import load_task
+from ..fileio import write_atomic
+from ..measure.bench import resume_problem, run_bench
+from ..measure.records import read_records
+from ..price.costfile import bench_costs, read_cost_file, save_costs
+from ..price.forecast import forecast, format_forecast
+from ..price.timing import measure_costs
+from ..report.summary import format_table, summarize, summary_json
+from ..teach.demo import run_demo
+from ..viz import bench_figure, trace_text
+from .args import check_args_method, check_out_path, free_path, load_from_args, read_k, read_prompts
+
+log = logging.getLogger(__name__)
+
+
+def cmd_generate(args) -> None:
+    if (args.prompt is None) == (args.prompts_file is None):
+        raise ValueError("give exactly one of --prompt TEXT or --prompts-file F.jsonl")
+    check_temperature(args.temperature)
+    mag_lenience = None if args.mag_lenience is None else args.mag_lenience == "lenient"
+    check_method_args(args.method, args.k, args.lenience, mag_lenience=mag_lenience)
+    k = read_k(args.k)
+    prompts = [args.prompt] if args.prompt is not None else read_prompts(args.prompts_file)
+    check_args_method(args, [args.method])  # before anything loads: e.g. 'staged' needs two drafters
+    fam = load_from_args(args)
+    for p in prompts:  # every prompt is checked before the first generation writes anything
+        encode_prompt(fam, p)
+    for p in prompts:
+        g = generate(fam, p, args.method, k=k, lenience=args.lenience, temperature=args.temperature,
+                     seed=args.seed, max_new_tokens=args.max_new_tokens, mag_lenience=mag_lenience)
+        if args.json:
+            print(json.dumps(g.to_dict(events=args.events)), flush=True)
+        else:
+            print(trace_text(g, fam.tokenizer, color=sys.stdout.isatty()))  # no ANSI codes into a pipe
+            s = g.stats
+            print(f"[{g.method}] {s.n_tokens} tokens, {s.wall_time:.3f}s, "
+                  f"{s.tokens_per_target_call:.2f} tokens/target call, calls {s.calls}")
+
+
+def cmd_demo(args) -> None:
+    run_demo(args.family or config.FAMILY, n_prompts=args.n, max_new_tokens=args.max_new_tokens)
+
+
+def cmd_bench(args) -> None:
+    """Benchmark: every check first (arguments, files, the task's size), then the family, the run, the summary."""
+    methods = args.methods.split(",")
+    if args.lenience is not None:
+        check_lenience(args.lenience)
+    if args.clock == "cpu" and args.threads != 1:
+        raise ValueError("--clock cpu needs --threads 1 (process CPU time adds up the work of every torch thread); "
+                         "pass --threads 1, or use --clock wall")
+    if args.clock == "cpu" and args.device is not None and torch.device(args.device).type != "cpu":
+        raise ValueError(f"--clock cpu times work on the CPU only, not on --device {args.device}; use --clock wall")
+    mag_lenience = None if args.mag_lenience is None else args.mag_lenience == "lenient"
+    for flag, value, needs in (("--k", args.k, "csd"), ("--lenience", args.lenience, "csd"),
+                               ("--mag-lenience", args.mag_lenience, "csd"), ("--sd-k", args.sd_k, "sd")):
+        if value is not None and needs not in methods:
+            raise ValueError(f"{flag} is for {needs}, which --methods {args.methods} does not run; add {needs} to "
+                             f"--methods or drop {flag}")
+    check_max_new_tokens(args.max_new_tokens)
+    args.k = read_k(args.k)
+    for path, flag in ((args.out, "--out"), (args.summary_json, "--summary-json"), (args.plot, "--plot")):
+        check_out_path(path, flag)
+    cost_model = read_cost_file(args.costs) if args.costs not in (None, "none") else None
+    out = Path(args.out)
+    records = read_records(out)  # a results file to resume must be readable before any model loads
+    examples = load_task(args.task, args.split, args.n)
+    # before anything loads; bench itself skips 'staged' for a family with one drafter
+    check_args_method(args, [m for m in methods if m in METHODS and m != "staged"])
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    fam = load_from_args(args)
+    if cost_model is not None and cost_model.family != fam.name:
+        print(f"note: --costs {args.costs} was measured on {cost_model.family}, not {fam.name}; its predictions "
+              f"price {fam.name}'s calls at {cost_model.family}'s costs", file=sys.stderr)
+    if "staged" in methods and len(fam.drafters) < 2:
+        print(f"note: family '{fam.name}' has one drafter; skipping 'staged'", file=sys.stderr)
+        methods.remove("staged")
+    settings = dict(max_new_tokens=args.max_new_tokens, k=args.k, lenience=args.lenience, sd_k=args.sd_k,
+                    split=args.split, mag_lenience=mag_lenience, clock=args.clock)
+    problem = resume_problem(records, fam, examples, ["ar", *methods], **settings)
+    if problem and not args.new_out:
+        raise ValueError(f"{out} holds another run's results ({problem}); run with its settings to resume it, "
+                         f"or pass --new-out (or another --out) to start a new file")
+    if problem:
+        out = free_path(out)
+        print(f"note: {args.out} holds another run's results ({problem}); writing {out}", file=sys.stderr)
+    records = run_bench(fam, examples, methods, out, repeats=args.repeats, **settings)
+    if args.costs is None:
+        cost_model = bench_costs(fam)
+    summary = summarize([r for r in records if r["example"] < args.n and r["method"] in ("ar", *methods)],
+                        cost_model)
+    print(format_table(summary))
+    if args.summary_json:
+        write_atomic(Path(args.summary_json), json.dumps(summary_json(summary), indent=2) + "\n")
+    errs = [r for r in records if "error" in r]
+    for r in errs[:5]:
+        print(f"note: example {r['example']} method {r['method']} failed: {r['error']}", file=sys.stderr)
+    if args.plot:
+        write_atomic(Path(args.plot), bench_figure(summary, title=f"{fam.name} on {args.task}")
+                     .to_html(include_plotlyjs=True, full_html=True))
+
+
+def cmd_shadow(args) -> None:
+    names = [n.strip() for n in (args.ids or args.presets or "").split(",") if n.strip()]
+    if args.ids is not None:
+        records = build_shadows(args.out, max_layers=args.max_layers, ids=names, verbose=False)
+    else:
+        presets = DEFAULT_PRESETS if args.presets is None else names
+        records = build_shadows(args.out, presets, max_layers=args.max_layers, verbose=False)
+    for rec in records:
+        print(describe(rec), flush=True)
+    print(f"use them with: HF_HUB_CACHE={args.out} HF_HUB_OFFLINE=1 (random weights: a test bed, not a model)")
+
+
+def cmd_predict(args) -> None:
+    if args.device is None or torch.device(args.device).type == "cpu":
+        torch.set_num_threads(args.threads)
+    drafters = [d.strip() for d in (args.drafters or "").split(",") if d.strip()]
+    if args.drafters is not None and args.target is None:
+        raise ValueError("--drafters needs --target (your own target's hub id or folder)")
+    if args.target is not None and args.family is not None:
+        raise ValueError("give --family or --target/--drafters, not both")
+    res = forecast(None if args.target else args.family or config.FAMILY, args.acceptance, device=args.device,
+                   max_layers=args.max_layers, costs=args.costs, max_new_tokens=args.max_new_tokens,
+                   prompt_tokens=args.prompt_tokens, seconds=args.seconds, target=args.target, drafters=drafters)
+    if args.out:
+        write_atomic(Path(args.out), json.dumps(res) + "\n")
+    print(json.dumps(res) if args.json else format_forecast(res), flush=True)
+
+
+def cmd_costs(args) -> None:
+    """Measure a family's per-call cost model and store it (results/costs-<family>-<device>.json, or --out)."""
+    if args.out:
+        check_out_path(args.out, "--out")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    fam = load_from_args(args)
+    t0 = time.perf_counter()
+    cm = measure_costs(fam, seconds=args.seconds)
+    path = save_costs(cm, args.out)
+    log.info(f"measured in {time.perf_counter() - t0:.1f}s -> {path}")
+    for r in cm.summary_rows():
+        log.info(f"{r['model']:<8} a {r['a_ms']:.3f} ms  b {r['b_ms_per_token']:.4f} ms/token  "
+                 f"c {r['c_ms_per_cached']:.5f} ms/cached  d {r['d_ms_per_token_cached']:.6f}  "
+                 f"R² {r['r2']:.3f}  max rel err {100 * r['max_rel_err']:.1f}%  "
+                 f"1 token {r['ms_1']:.2f} ms, 17 tokens {r['ms_17']:.2f} ms")
+    log.info(f"review overhead: {1e3 * float(cm.review(1)):.3f} ms (1 row), {1e3 * float(cm.review(17)):.3f} ms "
+             f"(17 rows); MaG proposal {1e3 * cm.mag:.3f} ms; start {({k: round(1e3 * v, 2) for k, v in cm.start.items()})} ms")

@@ -1,0 +1,10 @@
+"""The method and nothing else: Algorithm 1 and what it needs.
+
+A :class:`~csd_lib.engine.plan.Plan` says what a generation runs (method, drafters, K, lenience);
+:mod:`~csd_lib.engine.cascade` runs it with every level behind one drafter interface, deciding
+acceptance only through :func:`~csd_lib.engine.review.review` (paper notation); Max-Gram
+(:mod:`~csd_lib.engine.mag`) is the free bottom drafter; :class:`~csd_lib.engine.models.LM` is the one
+model adapter (KV cache rolled back through the cache API); a generation returns a
+:class:`~csd_lib.engine.generation.Generation` whose :class:`~csd_lib.engine.stats.Stats` count calls
+and define SWI. Nothing here loads a checkpoint, reads a file or times a benchmark.
+"""
