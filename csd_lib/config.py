@@ -27,7 +27,7 @@ SEED = int(os.environ.get("CSD_SEED", "0") or 0)
 IN_CI = os.environ.get("CI", "") not in ("", "0", "false")
 CACHE_DIR = os.environ.get("CSD_CACHE_DIR") or None
 XDG_CACHE_HOME = os.environ.get("XDG_CACHE_HOME") or None
-# Slow test sweeps (e.g. every exactness configuration in tests/test_sampling_exact.py).
+# Slow test sweeps (e.g. every exactness configuration in tests/engine/test_sampling_exact.py).
 FULL_SWEEP = os.environ.get("CSD_FULL_SWEEP", "0") not in ("", "0", "false", "False")
 # Plotly renderer for notebooks, e.g. "notebook" to inline plotly.js for static HTML exports
 # (scripts/browser_check.py); None keeps plotly's default (JupyterLab, Colab).

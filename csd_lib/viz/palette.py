@@ -3,7 +3,7 @@
 Colours come from the Okabe-Ito set (Okabe and Ito, "Color Universal Design", 2008), which
 stays distinguishable under the common colour-vision deficiencies. They are assigned so
 that levels next to each other in ``LEVEL_ORDER`` also differ in CIE L* lightness by at
-least 15, so a greyscale print still separates them (tests/test_palette.py measures it).
+least 15, so a greyscale print still separates them (tests/viz/test_palette.py measures it).
 The HTML trace adds one underline style per level (``LEVEL_UNDERLINE``), which reads
 without any colour at all; bar charts add one fill pattern per level (``LEVEL_PATTERN``).
 

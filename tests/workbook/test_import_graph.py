@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1] / "csd_lib"
+ROOT = Path(__file__).resolve().parents[2] / "csd_lib"
 
 # Bottom first. A module may import its own layer or a lower one, never a higher one.
 LAYERS = ["settings", "engine", "families", "measure", "price", "report", "viz", "teach", "cli", "zoo", "top"]

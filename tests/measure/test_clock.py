@@ -172,7 +172,7 @@ def test_benchmarks_md_names_each_runs_clock_and_load():
     import importlib.util
     from pathlib import Path
     spec = importlib.util.spec_from_file_location("make_benchmarks_md",
-                                                  Path(__file__).parents[1] / "scripts" / "make_benchmarks_md.py")
+                                                  Path(__file__).parents[2] / "scripts" / "make_benchmarks_md.py")
     md = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(md)
     old = [{"example": i, "method": "ar", "load1": x} for i, x in enumerate([2.0, 1.0, 3.0])]  # no clock: wall

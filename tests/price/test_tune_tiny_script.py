@@ -8,7 +8,7 @@ import pytest
 
 from csd_lib.engine.plan import validate_k
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "tune_tiny.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "tune_tiny.py"
 
 
 @pytest.mark.slow

@@ -321,7 +321,7 @@ def test_error_lines_are_run_again_on_resume(tmp_path):
     assert summarize(recs)["csd"]["n"] == 2
 
 
-LEGACY = Path(__file__).parent / "data" / "legacy"  # examples 0-2 of results written before plans and splits
+LEGACY = Path(__file__).resolve().parents[1] / "data" / "legacy"  # examples 0-2 of results written before plans and splits
 
 
 def test_legacy_results_still_resume_and_summarize(tmp_path):

@@ -51,7 +51,7 @@ def test_readme_side_by_side_table_matches_the_presets():
     from pathlib import Path
 
     from csd_lib import load_family
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme.split("## The paper and this workbook side by side", 1)[1].split("\n## ", 1)[0]
     for name in ("tiny-t5", "tiny-llama"):
         row = re.search(rf"^\| `{name}` [^|]*\| `(\[\[.*?\]\])` \|[^|]*\| ([\d.]+) \|", section, re.M)

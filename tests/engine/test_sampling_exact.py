@@ -23,7 +23,7 @@ the paper's rule: per-position lenience inside one review), in 9 cases of 120 to
 (``csd_lib.config.FULL_SWEEP``) runs the full grid instead: every arch, depth, temperature and
 lenience (2, 10, 1e6), plus MaG strict at lenience 10, 76 cases of 1,000 samples (thresholds near TV 0.06 to 0.1; about an hour on one CPU core). Each case id names its config and
 seeds, e.g. ``csd-llama-nd2-fam5-eos-lam3-T1.5-k2.0.3/0.1.2/0.0.3-seeds0..199``; rerun it
-alone with ``pytest "tests/test_sampling_exact.py::test_exact_within_noise[ID]"``.
+alone with ``pytest "tests/engine/test_sampling_exact.py::test_exact_within_noise[ID]"``.
 """
 from __future__ import annotations
 

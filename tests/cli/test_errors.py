@@ -1,6 +1,6 @@
 """Bad input: each case raises ValueError with advice; the CLI prints one line, no traceback.
 
-The table of bad numbers, names and files across the API and the CLI is tests/test_bad_inputs.py.
+The table of bad numbers, names and files across the API and the CLI is tests/cli/test_bad_inputs.py.
 """
 import functools
 import json

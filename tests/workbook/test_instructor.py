@@ -5,7 +5,7 @@ from pathlib import Path
 
 from csd_lib.families.presets import TINY_PRESETS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GUIDE = (ROOT / "docs" / "INSTRUCTOR.md").read_text(encoding="utf-8")
 
 

@@ -7,7 +7,7 @@ drafters, MaG-friendly repetitive prompts, and EOS inside drafts.
 Every seed is fixed (``PROMPT_SEED``, a table, not ``hash()``, which is randomised per
 process), and each case's id carries its config and prompt seed, e.g.
 ``csd-llama-nd2-indep-p1-seed40-k3.0.4/0.2.1/0.0.7-lam5``; rerun one case alone with
-``pytest "tests/test_greedy_identity.py::test_greedy_equals_ar[ID]"``.
+``pytest "tests/engine/test_greedy_identity.py::test_greedy_equals_ar[ID]"``.
 """
 import functools
 import itertools

@@ -14,7 +14,7 @@ from csd_lib.families import family as families
 from csd_lib.config import DeviceInfo
 from csd_lib.families.family import load_family
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 GiB = 2**30
 CPU24 = DeviceInfo("cpu", "cpu", None, 24 * GiB, 22 * GiB, host_free=22 * GiB)
 CPU32 = DeviceInfo("cpu", "cpu", None, 32 * GiB, 30 * GiB, host_free=30 * GiB)

@@ -23,7 +23,7 @@ from csd_lib.families.shadow import build_shadows
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PRESETS = ["flan-t5-colab", "flan-t5", "vicuna"]
 PROMPT = ("Q: Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. "
           "How many clips did Natalia sell altogether in April and May? A:")

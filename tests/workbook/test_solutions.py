@@ -11,7 +11,7 @@ import pytest
 
 from csd_lib import config
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.py"))
 # CI runs each solution on the default family; CSD_FULL_SWEEP=1 adds tiny-llama (the notebooks
 # themselves are re-executed on tiny-llama by scripts/test.sh).

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from csd_lib import config
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # Provided by the runtime, never installed by us: google.colab exists only on Colab (setup cell).
 RUNTIME_ONLY = {"google"}
 

@@ -13,7 +13,7 @@ from csd_lib.families.presets import REAL_PRESETS
 from csd_lib.measure.records import BenchRecord
 from csd_lib.report.summary import summarize
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results" / "tiny-t5-synth-gsm8k.jsonl"
 COSTS = ROOT / "results" / "costs-tiny-t5-cpu.json"
 LEVELS = ["target", "base", "small", "mag"]
