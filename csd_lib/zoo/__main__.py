@@ -1,4 +1,4 @@
-"""CLI: ``python -m csd_lib.zoo {prepare,train,export,card,snapshots,bench-speed} --family tiny-t5``."""
+"""CLI: ``python -m csd_lib.zoo {prepare,train,export,card,snapshots,bench-speed,medusa} --family tiny-t5``."""
 from __future__ import annotations
 
 import argparse
@@ -55,6 +55,15 @@ def main(argv=None):
     p = sub.add_parser("bench-speed", help="time a few training steps of each preset")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--names", nargs="*")
+    p = sub.add_parser("medusa", help="train Medusa-1 heads on a family's target (data/models/<family>-medusa/)")
+    p.add_argument("--family", required=True)
+    p.add_argument("--steps", type=int, default=8000, help="training steps (more continues a finished run)")
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--out", help="output folder (default: data/models/<family>-medusa)")
+    p.add_argument("--prompts", type=int, default=6000, help="training prompts per synthetic task")
+    p.add_argument("--batch", type=int, default=1024, help="rows per step")
+    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--threads", type=int, default=1)
     args = ap.parse_args(argv)
     torch.set_num_threads(getattr(args, "threads", 1))
 
@@ -81,6 +90,16 @@ def main(argv=None):
         (RUNS_DIR / args.only / "snapshots.json").write_text(json.dumps(rows, indent=1) + "\n")
     elif args.cmd == "bench-speed":
         T.bench_speed(args.names)
+    elif args.cmd == "medusa":
+        import logging
+        from csd_lib.zoo.medusa import run_family
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+        cmd = " ".join(["python -m csd_lib.zoo", *(argv if argv is not None else sys.argv[1:])])
+        meta = run_family(args.family, steps=args.steps, n_heads=args.heads, out=args.out,
+                          n_per_task=args.prompts, batch=args.batch, lr=args.lr, command=cmd)
+        ev = meta["eval"]["all"]
+        print(f"medusa {args.family}: base top-1 {ev['base_top1']:.3f}; heads top-1 "
+              + " ".join(f"{a:.3f}" for a in ev["topk"][1]))
     return 0
 
 
