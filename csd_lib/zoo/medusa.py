@@ -34,7 +34,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from csd_lib import config, tasks
+from csd_lib import config
+from csd_lib.families import tasks
 
 log = logging.getLogger(__name__)
 
@@ -449,7 +450,7 @@ def evaluate_heads(heads: MedusaHeads, target, tokenizer, prompts: list[str], ma
     target's token; ``topk`` {k: [per head]} for k = 1, 2, 3, 5; ``base_top1`` (the target's
     own LM head, teacher-forced on its greedy output); ``rows`` per head.
     """
-    from csd_lib.acceptance import greedy_continuations
+    from csd_lib.measure.curves import greedy_continuations
     model = _hf_model(target).eval()
     dev = next(model.parameters()).device
     H = heads.n_heads

@@ -6,8 +6,9 @@ import math
 import pytest
 import torch
 
-from csd_lib import config, tasks
-from csd_lib.families import random_model
+from csd_lib import config
+from csd_lib.families import tasks
+from csd_lib.families.toy import random_model
 from csd_lib.zoo import medusa as M
 
 
