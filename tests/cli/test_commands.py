@@ -1,0 +1,94 @@
+"""csd_lib.cli.commands: each command on parsed arguments; bad combinations fail before any model loads."""
+import json
+
+import pytest
+
+from csd_lib.cli.commands import cmd_bench, cmd_generate, cmd_predict
+from csd_lib.cli.parser import parser
+from csd_lib.engine.cascade import generate
+from csd_lib.families.family import load_family
+from csd_lib.measure.records import read_records
+
+
+def args(*argv):
+    return parser("csd").parse_args(list(argv))
+
+
+@pytest.fixture
+def no_loading(monkeypatch):
+    """A family that loads fails the test: these checks come before any model loads."""
+    def refuse(*a, **k):
+        raise AssertionError("a family was loaded before the arguments were checked")
+    monkeypatch.setattr("csd_lib.cli.args.load_family", refuse, raising=False)
+
+
+@pytest.mark.parametrize("argv", [["generate"], ["generate", "--prompt", "w", "--prompts-file", "p.jsonl"]])
+def test_generate_needs_exactly_one_prompt_source(argv, no_loading):
+    with pytest.raises(ValueError, match="give exactly one of --prompt TEXT or --prompts-file F.jsonl"):
+        cmd_generate(args(*argv))
+
+
+def test_generate_checks_the_prompts_file_first(tmp_path, no_loading):
+    p = tmp_path / "p.jsonl"
+    p.write_text('{"prompt": "fine"}\n{"oops": 1}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=f"{p}:2 has no string 'prompt'"):
+        cmd_generate(args("generate", "--family", "tiny-t5", "--prompts-file", str(p)))
+
+
+def test_generate_json_lines_are_the_apis_generations(tmp_path, capsys):
+    prompts = ["Question: Ann has 3 pens. She buys 2 more. How many pens?", "Tom has 5 apples."]
+    p = tmp_path / "p.jsonl"
+    p.write_text("".join(json.dumps({"prompt": q}) + "\n" for q in prompts), encoding="utf-8")
+    cmd_generate(args("generate", "--family", "tiny-t5", "--prompts-file", str(p), "--max-new-tokens", "8",
+                      "--json", "--events"))
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    fam = load_family("tiny-t5")
+    assert [x["token_ids"] for x in lines] == [generate(fam, q, "csd", max_new_tokens=8).token_ids for q in prompts]
+    assert all(x["method"] == "csd" and x["events"] and x["plan"]["max_new_tokens"] == 8 for x in lines)
+    cmd_generate(args("generate", "--family", "tiny-t5", "--prompt", prompts[1], "--method", "sd",
+                      "--max-new-tokens", "5"))
+    out = capsys.readouterr().out
+    assert "\x1b[" not in out  # not a terminal: no colour codes
+    assert out.splitlines()[-1].startswith("[sd] 5 tokens, ") and "tokens/target call" in out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--clock", "cpu", "--threads", "2"], "--clock cpu needs --threads 1"),
+    (["--methods", "ar,sd", "--k", "[[1, 2], [0, 3]]"], "--k is for csd, which --methods ar,sd does not run"),
+    (["--methods", "ar,csd", "--sd-k", "3"], "--sd-k is for sd, which --methods ar,csd does not run"),
+    (["--lenience", "0.5"], r"lenience must be a finite number >= 1 .*got 0.5"),
+    (["--k", "[[1, 2]"], "--k is not valid JSON"),
+])
+def test_bench_refuses_bad_combinations_before_loading(tmp_path, argv, message, no_loading):
+    base = ["bench", "--family", "tiny-t5", "--n", "1", "--out", str(tmp_path / "out.jsonl")]
+    with pytest.raises(ValueError, match=message):
+        cmd_bench(args(*base, *argv))
+
+
+def test_bench_refuses_an_unreadable_results_file(tmp_path, no_loading):
+    out = tmp_path / "out.jsonl"
+    out.write_text("not json\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"{out}:1 is not a JSON record"):
+        cmd_bench(args("bench", "--family", "tiny-t5", "--n", "1", "--out", str(out), "--costs", "none"))
+
+
+def test_bench_writes_records_summary_and_table(tmp_path, capsys):
+    out, summary = tmp_path / "out.jsonl", tmp_path / "s.json"
+    cmd_bench(args("bench", "--family", "tiny-t5", "--n", "1", "--methods", "ar,sd", "--max-new-tokens", "6",
+                   "--out", str(out), "--summary-json", str(summary), "--costs", "none", "--threads", "1"))
+    recs = read_records(out)
+    assert sorted(r["method"] for r in recs) == ["ar", "sd"] and all(r["example"] == 0 for r in recs)
+    s = json.loads(summary.read_text(encoding="utf-8"))
+    assert set(s) == {"ar", "sd"} and s["sd"]["mismatches"] == 0 and s["sd"]["n"] == 1
+    assert s["sd"]["speedup_walltime_predicted"] is None  # --costs none: no prediction
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].startswith("clock: wall") and [r.split()[0] for r in table[3:]] == ["ar", "sd"]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--drafters", "a,b"], "--drafters needs --target"),
+    (["--target", "some/model", "--family", "tiny-t5"], "give --family or --target/--drafters, not both"),
+])
+def test_predict_refuses_bad_combinations(argv, message, no_loading):
+    with pytest.raises(ValueError, match=message):
+        cmd_predict(args("predict", *argv))

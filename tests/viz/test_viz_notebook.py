@@ -1,0 +1,48 @@
+"""csd_lib.viz.notebook.setup_notebook: threads for the tiny families, the plotly renderer, no loading bars."""
+import plotly.io as pio
+import pytest
+import torch
+
+from csd_lib import config
+from csd_lib.viz.notebook import setup_notebook
+
+
+@pytest.fixture(autouse=True)
+def restore():
+    threads, renderer = torch.get_num_threads(), pio.renderers.default
+    yield
+    torch.set_num_threads(threads)
+    pio.renderers.default = renderer
+
+
+def test_tiny_families_get_one_thread(monkeypatch):
+    monkeypatch.setattr(config, "PLOTLY_RENDERER", None)
+    torch.set_num_threads(2)
+    setup_notebook("flan-t5")
+    assert torch.get_num_threads() == 2  # a real family keeps torch's threads
+    setup_notebook("tiny-llama")
+    assert torch.get_num_threads() == 1
+
+
+def test_renderer_from_the_environment(monkeypatch):
+    pio.renderers.default = "json"
+    monkeypatch.setattr(config, "PLOTLY_RENDERER", None)
+    setup_notebook()
+    assert pio.renderers.default == "json"  # unset: plotly's own choice stays
+    monkeypatch.setattr(config, "PLOTLY_RENDERER", "notebook")
+    setup_notebook()
+    assert pio.renderers.default == "notebook"
+
+
+def test_weight_loading_bars_hidden_download_bars_kept():
+    from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
+    from transformers.utils import logging as hf_logging
+    enable_progress_bars()
+    hf_logging.enable_progress_bar()
+    try:
+        setup_notebook()
+        assert not hf_logging.is_progress_bar_enabled()
+        assert not are_progress_bars_disabled()
+    finally:
+        hf_logging.enable_progress_bar()
+        enable_progress_bars()
