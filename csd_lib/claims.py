@@ -5,18 +5,21 @@ helpers instead of writing it once by hand: rerun on another family or prompt se
 sentence changes with the numbers. A direction is said only beyond the noise over prompts
 (:func:`paired_difference`, :func:`rate_difference`), never from too few prompts to tell; an
 undefined rate stays NaN. A lenient review is compared with a strict one on the same contexts by
-replaying a run's greedy reviews (:func:`replay_lenience`). No model, no I/O.
+replaying a run's greedy reviews (:func:`replay_lenience`). Each claim can be written to a
+ledger (:func:`record`), one JSON line, for the claims sweep (``scripts/claims_sweep.sh``).
+No model is loaded here; the ledger is the only I/O.
 """
 from __future__ import annotations
 
 import functools
+import json
 import math
+import os
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
-
-from .plan import check_lenience
-from .trace import Generation, PairStats
 
 from . import config
 from .plan import check_lenience
@@ -513,3 +516,133 @@ def replay_lenience(gens, leniences) -> LenienceReplay:
             accepted.append(row)
     return LenienceReplay(lams, tuple(reviews), np.asarray(accepted, dtype=int).reshape(len(reviews), len(lams)),
                           stats)
+
+
+# -- the claims ledger: every computed claim of a notebook run, one JSON line each --------------
+#
+# ``record`` appends one line per claim to ``config.CLAIMS_LEDGER`` (env CSD_CLAIMS_LEDGER; unset:
+# nothing is written), so that a sweep over families and prompt sets can line the same claim up
+# across settings (``ledger_table``) and find where it turns (``contradictions``).
+
+LEDGER_FIELDS = ("notebook", "claim", "family", "seed", "value", "lo", "hi", "n", "level", "direction",
+                 "verdict", "text")
+_CLAIM_ID = re.compile(r"^[A-Za-z0-9_.:+-]+$")
+MEASURED = "measured"  # the verdict of a plain number: no direction
+
+
+def _finite_or_none(x) -> float | None:
+    return float(x) if x is not None and math.isfinite(x) else None
+
+
+def claim_row(claim_id: str, value, notebook: str, family: str | None = None, seed: int | None = None,
+              expected: int | None = None) -> dict:
+    """One ledger row (fields ``LEDGER_FIELDS``) for a claim; ``family`` and ``seed`` default to
+    ``config.FAMILY`` and ``config.SEED``.
+
+    ``value`` is a :class:`Difference` (verdict ``Difference.verdict``, or ``Difference.claim(expected)``
+    when an ``expected`` direction is given; ``direction`` its sign), a bool (a claim asserted: ``holds``
+    or ``broken``) or a number (``measured``, no direction). NaN and infinities are written as null.
+    """
+    if not isinstance(claim_id, str) or not _CLAIM_ID.match(claim_id):
+        raise ValueError(f"claim_id must be a non-empty name of letters, digits and _.:+- (no spaces), "
+                         f"got {claim_id!r}")
+    if not isinstance(notebook, str) or not notebook:
+        raise ValueError(f"notebook must name the notebook that makes the claim, got {notebook!r}")
+    row = dict(notebook=notebook, claim=claim_id, family=config.FAMILY if family is None else str(family),
+               seed=config.SEED if seed is None else int(seed), value=None, lo=None, hi=None, n=None,
+               level=None, direction=None, verdict=MEASURED, text="")
+    if isinstance(value, Difference):
+        row.update(value=_finite_or_none(value.estimate), lo=_finite_or_none(value.lo), hi=_finite_or_none(value.hi),
+                   n=value.n, level=value.level, direction=value.sign,
+                   verdict=value.verdict if expected is None else value.claim(expected), text=value.says())
+    elif expected is not None:
+        raise ValueError(f"expected applies to a Difference, got {type(value).__name__}; record the Difference")
+    elif isinstance(value, (bool, np.bool_)):
+        row.update(verdict=HOLDS if value else BROKEN, text="holds" if value else "broken")
+    elif isinstance(value, (int, float, np.integer, np.floating)):
+        row.update(value=_finite_or_none(float(value)), text=f"{float(value):.6g}")
+    else:
+        raise ValueError(f"value must be a Difference, a bool or a number, got {type(value).__name__}")
+    return row
+
+
+def record(claim_id: str, value, notebook: str, family: str | None = None, seed: int | None = None,
+           expected: int | None = None, path=None) -> dict:
+    """Append the claim's row (:func:`claim_row`) to the ledger at ``path`` (default
+    ``config.CLAIMS_LEDGER``; None: nothing is written) and return it.
+
+    One ``os.write`` of the whole line to a file opened for appending, so that notebooks running in
+    parallel never interleave their lines.
+    """
+    row = claim_row(claim_id, value, notebook, family, seed, expected)
+    path = config.CLAIMS_LEDGER if path is None else path
+    if path:
+        line = (json.dumps(row, allow_nan=False) + "\n").encode("utf-8")
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            if os.write(fd, line) != len(line):
+                raise OSError(f"short write to the claims ledger {path}")
+        finally:
+            os.close(fd)
+    return row
+
+
+def read_ledger(path) -> list[dict]:
+    """Every row of a ledger file, in order (blank lines skipped)."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"no claims ledger at {p}; run the notebooks with CSD_CLAIMS_LEDGER={p}")
+    rows = []
+    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{p}:{i} is not a JSON line ({e}); the ledger holds one claim per line") from None
+        if not isinstance(row, dict) or any(f not in row for f in LEDGER_FIELDS):
+            raise ValueError(f"{p}:{i} is not a claim row: it needs the fields {', '.join(LEDGER_FIELDS)}")
+        rows.append(row)
+    return rows
+
+
+_CELL = {HIGHER: "+", LOWER: "-", SAME: "=", UNSETTLED: "=", FEW: "few", UNDEFINED: "n/a", HOLDS: "holds",
+         BROKEN: "BROKEN", MEASURED: ""}
+
+
+def _cell(row: dict) -> str:
+    word = _CELL.get(row["verdict"], row["verdict"])
+    val = "" if row["value"] is None else f"{row['value']:+.3g}" if row["direction"] is not None else f"{row['value']:.3g}"
+    return " ".join(w for w in (word, val) if w) or "-"
+
+
+def ledger_table(rows: list[dict]) -> str:
+    """Claims (notebook/claim, one line each) by settings (family:seed, one column each), as text.
+
+    A cell is the verdict (``+`` higher, ``-`` lower, ``=`` no difference beyond the noise, ``few``
+    too few prompts, ``n/a`` undefined, ``holds``/``BROKEN`` for a claim with an expected direction)
+    and the value; the last row of a claim in a setting wins.
+    """
+    settings = sorted({(r["family"], r["seed"]) for r in rows}, key=lambda s: (s[0], s[1]))
+    claims = sorted({(r["notebook"], r["claim"]) for r in rows})
+    cells = {((r["notebook"], r["claim"]), (r["family"], r["seed"])): _cell(r) for r in rows}
+    head = ["claim"] + [f"{f}:{s}" for f, s in settings]
+    body = [[f"{nb}/{c}"] + [cells.get(((nb, c), s), "") for s in settings] for nb, c in claims]
+    widths = [max(len(line[j]) for line in [head] + body) for j in range(len(head))]
+    return "\n".join("  ".join(v.ljust(w) for v, w in zip(line, widths)).rstrip() for line in [head] + body)
+
+
+def contradictions(rows: list[dict]) -> list[str]:
+    """What a sweep must not show: a claim ``broken`` anywhere, or one claim (notebook and claim id) higher
+    beyond the noise in one setting and lower beyond the noise in another of the same family."""
+    out = [f"{r['notebook']}/{r['claim']} is broken on {r['family']} seed {r['seed']}: {r['text']}"
+           for r in rows if r["verdict"] == BROKEN]
+    seen: dict[tuple, dict[int, list]] = {}
+    for r in rows:
+        if r["direction"] in (1, -1):
+            seen.setdefault((r["notebook"], r["claim"], r["family"]), {}).setdefault(r["direction"], []).append(r["seed"])
+    for (nb, c, fam), by in sorted(seen.items()):
+        if 1 in by and -1 in by:
+            up, down = (", ".join(str(s) for s in sorted(set(by[d]))) for d in (1, -1))
+            out.append(f"{nb}/{c} on {fam}: higher beyond the noise at seed {up}, lower beyond the noise at seed {down}")
+    return out
