@@ -4,24 +4,32 @@
 #   bash scripts/claims_sweep.sh                 both embedded families x CSD_SEED 1..5 (10 nbval passes)
 #   bash scripts/claims_sweep.sh --families tiny-t5 --seeds 2 --notebooks 00,02
 #   bash scripts/claims_sweep.sh --skip tiny-t5:2,tiny-llama:1,tiny-llama:3   (sets the full tier ran)
+#   --ledger PATH keeps the claims ledger there (emptied first; default: a fresh temporary file).
 #   --dry-run prints the plan and runs nothing.
 # A failing set does not stop the sweep: one summary line per (family, seed) says PASS, FAIL or
-# SKIP with its seconds, and the exit status is 1 when any set failed. Bad arguments: one line
-# `error: ...` on stderr, exit 2, before anything is set up. Every cell has a 240 s limit, as in
-# scripts/test.sh; CSD_TEST_WORKERS processes (default 2) share the notebooks, one notebook per worker.
+# SKIP with its seconds. The notebooks record their computed claims in the ledger (CSD_CLAIMS_LEDGER);
+# after the sets, scripts/claims_table.py prints them as claims x settings and fails on a claim
+# broken anywhere or turned between two prompt sets of one family. The exit status is 1 when any set
+# or that table failed. Bad arguments: one line `error: ...` on stderr, exit 2, before anything is
+# set up. Every cell has a 240 s limit, as in scripts/test.sh; CSD_TEST_WORKERS processes
+# (default 2) share the notebooks, one notebook per worker.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 die() { echo "error: $*" >&2; exit 2; }
-SEEDS=1,2,3,4,5 FAMILIES=tiny-t5,tiny-llama SKIP="" ONLY="" DRY=0
+SEEDS=1,2,3,4,5 FAMILIES=tiny-t5,tiny-llama SKIP="" ONLY="" DRY=0 LEDGER=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --seeds|--families|--skip|--notebooks)
       [ $# -ge 2 ] && [ -n "$2" ] || die "$1 needs a comma-separated value"
       case "$1" in --seeds) SEEDS=$2 ;; --families) FAMILIES=$2 ;; --skip) SKIP=$2 ;; --notebooks) ONLY=$2 ;; esac
       shift 2 ;;
+    --ledger)
+      [ $# -ge 2 ] && [ -n "$2" ] || die "--ledger needs a file path"
+      [ -d "$(dirname "$2")" ] && [ ! -d "$2" ] || die "--ledger: '$2' is not a file path in an existing directory"
+      LEDGER=$2; shift 2 ;;
     --dry-run) DRY=1; shift ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) die "unknown argument '$1' (use --seeds, --families, --skip, --notebooks, --dry-run)" ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown argument '$1' (use --seeds, --families, --skip, --notebooks, --ledger, --dry-run)" ;;
   esac
 done
 IFS=, read -ra SEED_LIST <<< "$SEEDS"
@@ -53,6 +61,7 @@ if [ "$DRY" = 1 ]; then
   for f in "${FAMILY_LIST[@]}"; do for s in "${SEED_LIST[@]}"; do
     if skipped "$f:$s"; then echo "skip $f seed=$s"; else echo "run  $f seed=$s: ${NOTEBOOKS[*]}"; fi
   done; done
+  echo "ledger ${LEDGER:-(a fresh temporary file)}, then: python scripts/claims_table.py LEDGER"
   exit 0
 fi
 
@@ -61,6 +70,9 @@ set +e  # a failing set is reported, and the sweep goes on
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TRANSFORMERS_OFFLINE="${TRANSFORMERS_OFFLINE:-1}"
 NBVAL=(-n "${CSD_TEST_WORKERS:-2}" --dist loadfile --nbval-lax --nbval-cell-timeout=240 -p no:cacheprovider)
 SUMMARY=() FAILED=0
+[ -n "$LEDGER" ] || LEDGER=$(mktemp "${TMPDIR:-/tmp}/claims-ledger.XXXXXX")
+: > "$LEDGER"
+echo "claims ledger: $LEDGER"
 for f in "${FAMILY_LIST[@]}"; do
   for s in "${SEED_LIST[@]}"; do
     if skipped "$f:$s"; then
@@ -68,7 +80,7 @@ for f in "${FAMILY_LIST[@]}"; do
     fi
     start=$SECONDS
     echo "claims sweep $f seed=$s: ${#NOTEBOOKS[@]} notebooks"
-    CSD_FAMILY="$f" CSD_SEED="$s" python -m pytest "${NBVAL[@]}" "${NOTEBOOKS[@]}"
+    CSD_FAMILY="$f" CSD_SEED="$s" CSD_CLAIMS_LEDGER="$LEDGER" python -m pytest "${NBVAL[@]}" "${NOTEBOOKS[@]}"
     rc=$?
     verdict=PASS
     if [ "$rc" -ne 0 ]; then verdict="FAIL (pytest exit $rc)"; FAILED=1; fi
@@ -76,4 +88,5 @@ for f in "${FAMILY_LIST[@]}"; do
   done
 done
 printf '%s\n' "${SUMMARY[@]}"
+python scripts/claims_table.py "$LEDGER" || FAILED=1
 exit "$FAILED"

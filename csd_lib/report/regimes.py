@@ -62,7 +62,8 @@ def swi(gens, costs: str = "model size") -> float:
 
 
 def swi_difference(a, b, costs: str = "model size") -> Difference:
-    """Pooled SWI of runs ``a`` minus runs ``b`` (the same prompts, in order), prompts resampled in pairs."""
+    """Pooled SWI of runs ``a`` minus runs ``b`` (the same prompts, in order), prompts as paired clusters
+    (:func:`claims.rate_difference`: t interval at 3 to 5 prompts, sign-flip from 6, too few below 3)."""
     if len(a) != len(b):
         raise ValueError(f"need the same prompts on both sides, got {len(a)} and {len(b)} runs")
     return rate_difference(*swi_counts(a, costs), *swi_counts(b, costs))

@@ -63,7 +63,8 @@ def test_readme_side_by_side_table_matches_the_presets():
 
 # -- directions only beyond the noise (constructed data) -------------------------------------
 
-from csd_lib.report.claims import count_interval, paired_difference, rate, rate_difference  # noqa: E402
+from csd_lib.report.claims import (count_interval, expect, min_prompts, paired_difference, rate, rate_difference,
+    t_quantile)
 
 
 def test_a_difference_inside_the_noise_is_never_called_a_direction():
@@ -102,19 +103,88 @@ def test_nan_stays_nan():
     assert paired_difference([0.5, math.nan, 0.7], [0.4, 0.3, 0.6]).n == 2
 
 
-def test_pooled_rate_difference_resamples_prompts_in_pairs():
-    # the issue's 03 case: base<-mag 117/272 at l = 1 against 112/265 at l = 5, spread over 4 prompts
+def test_the_issues_four_prompts_show_no_direction():
+    # notebook 03's case: base<-mag 117/272 at l = 1 against 112/265 at l = 5, spread over 4 prompts; the old
+    # percentile bootstrap called it "lower" with [-0.012, -0.001]; the t interval of the jackknife
+    # pseudo-values (3 degrees of freedom) is about four times as wide and holds 0
     d = rate_difference([30, 28, 31, 23], [70, 66, 72, 57], [29, 30, 29, 29], [68, 66, 66, 72])
-    assert d.sign == 0, d.says()
+    assert d.method == "t" and d.sign == 0 and d.verdict == "no difference" and d.defined
     assert abs(d.estimate - (112 / 265 - 117 / 272)) < 1e-12
+    assert d.says() == "no different beyond the noise (-0.008 [-0.032, +0.018], 95% interval over n = 4 prompts)"
+    assert d.claim(+1) == "not settled" and expect(d, +1, "lenience lowered base<-mag") == "not settled"
+    few = rate_difference([30, 28], [70, 66], [29, 30], [68, 66])
+    assert few.too_few and few.verdict == "too few" and not few.defined and few.sign == 0
+    assert few.says() == "too few prompts to decide (n = 2 prompts; a 95% interval needs at least 3)"
+    assert few.claim(+1) == "too few" and expect(few, -1, "x") == "too few"
     big = rate_difference([60] * 8, [100] * 8, [30] * 8, [100] * 8)
-    assert big.sign == 1 and abs(big.estimate - 0.3) < 1e-12
+    assert big.sign == 1 and abs(big.estimate - 0.3) < 1e-12 and big.lo <= 0.3 <= big.hi
+
+
+def test_rate_difference_counts_only_prompts_that_carry_it_and_keeps_the_pooled_estimate():
+    h_a, t_a, h_b, t_b = [5, 0, 7, 6, 4, 8, 5, 0], [10, 0, 12, 11, 9, 14, 10, 0], [3, 0, 4, 5, 2, 6, 3, 1], [10, 0, 12, 11, 9, 14, 10, 2]
+    d = rate_difference(h_a, t_a, h_b, t_b)
+    assert d.n == 7 and abs(d.estimate - (35 / 66 - 24 / 68)) < 1e-12   # prompt 2 has no count on either side
+    assert d.sign == 1 and d.lo <= d.estimate <= d.hi
+    # one side's rate rests on a single prompt: no noise estimate for it, whatever n is
+    one = rate_difference([5, 0, 0, 0, 0, 0], [9, 0, 0, 0, 0, 0], [1] * 6, [4] * 6)
+    assert one.too_few and one.n == 6 and "rests on a single prompt" in one.says()
+    with pytest.raises(ValueError, match="totals_a must hold"):
+        rate_difference([1] * 6, [-1] * 6, [1] * 6, [2] * 6)
+
+
+def test_t_quantiles_match_the_tables():
+    for df, t in {1: 12.706205, 2: 4.302653, 3: 3.182446, 4: 2.776445, 5: 2.570582, 30: 2.042272}.items():
+        assert abs(t_quantile(0.95, df) - t) < 1e-6, df
+    assert abs(t_quantile(0.99, 2) - 9.924843) < 1e-6 and abs(t_quantile(0.9, 4) - 2.131847) < 1e-6
+    with pytest.raises(ValueError, match="df must be"):
+        t_quantile(0.95, 0)
+
+
+def test_paired_difference_t_below_six_prompts_sign_flip_from_six_on():
+    assert min_prompts(0.95) == 6 and min_prompts(0.9) == 5 and min_prompts(0.99) == 8
+    assert paired_difference([1, 2], [0] * 2).too_few                  # 2 prompts: no interval at all
+    three = paired_difference([1, 2, 3], [0] * 3)                        # t with 2 df: 2 +- 4.303 / sqrt(3)
+    assert three.method == "t" and three.sign == 0 and abs(three.hi - (2 + 4.302653 / 3 ** 0.5)) < 1e-5
+    five = paired_difference([1, 2, 3, 4, 5], [0] * 5)
+    assert five.method == "t" and five.sign == 1 and abs(five.lo - (3 - 2.776445 * 2.5 ** 0.5 / 5 ** 0.5)) < 1e-5
+    six = paired_difference([1, 2, 3, 4, 5, 6], [0] * 6)
+    assert six.method == "sign-flip" and six.sign == 1 and (six.lo, six.hi) == (1.0, 6.0)  # only all-positive decides
+    assert paired_difference([1, 2, -3, 4, 5, 6], [0] * 6).sign == 0
+    assert paired_difference([1, 2, 3, 4, 5], [0] * 5, level=0.9).method == "sign-flip"
+    assert paired_difference([1, 2, 3, 4, 5], [0] * 5, stat="median").too_few   # the sign test needs 6 at 95%
+    med = paired_difference([1, 2, 3, 4, 5, 60], [0] * 6, stat="median")
+    assert med.estimate == 3.5 and (med.lo, med.hi) == (1.0, 60.0)
+    # above EXACT_FLIPS prompts random flips: seeded, and the interval still holds the estimate
+    d = np.random.default_rng(3).normal(0.2, 1, 40)
+    r1, r2 = paired_difference(d, np.zeros(40), seed=1), paired_difference(d, np.zeros(40), seed=1)
+    assert r1 == r2 and r1.lo < r1.estimate < r1.hi
+    with pytest.raises(ValueError, match="level must be"):
+        paired_difference([1] * 6, [0] * 6, level=95)
+    with pytest.raises(ValueError, match="n_flips"):
+        paired_difference([1] * 6, [0] * 6, n_flips=10)
+
+
+def test_verdicts_claims_and_the_assert_helper():
+    up = paired_difference([1, 2, 3, 4, 5, 6], [0] * 6)
+    flat = paired_difference([1, -2, 3, -4, 5, -6], [0] * 6)
+    assert (up.verdict, flat.verdict) == ("higher", "no difference")
+    assert (up.claim(+1), up.claim(-1), flat.claim(-1)) == ("holds", "broken", "not settled")
+    assert expect(up, +1, "x") == "holds" and expect(flat, -1, "x") == "not settled"
+    with pytest.raises(AssertionError, match=r"claim broken: lenience lowered it: higher \(\+3\.500"):
+        expect(up, -1, "lenience lowered it")
+    with pytest.raises(ValueError, match="expected must be"):
+        up.claim(0)
+    few = paired_difference([1, 2], [0, 0])
+    assert few.word("up", "down", few="not enough prompts") == "not enough prompts"
 
 
 def test_count_interval_covers_the_rate():
     lo, hi = count_interval(117, 272)
     assert lo < 117 / 272 < hi and 0.3 < lo and hi < 0.5
     assert count_interval(0, 10)[0] == 0.0 and abs(count_interval(10, 10)[1] - 1.0) < 1e-12
+    # Clopper-Pearson's closed forms at the edges: 0 of n has upper bound 1 - (alpha/2) ** (1/n)
+    assert abs(count_interval(0, 10)[1] - (1 - 0.025 ** 0.1)) < 1e-9
+    assert abs(count_interval(10, 10)[0] - 0.025 ** 0.1) < 1e-9
     with pytest.raises(ValueError, match="hits <= total"):
         count_interval(5, 4)
 
