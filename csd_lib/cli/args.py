@@ -50,7 +50,7 @@ def read_text(path: str, what: str, fix: str) -> str:
     except PermissionError:
         raise ValueError(f"{what} {path} is not readable (permission denied); fix its permissions") from None
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a byte-order mark (Notepad's "UTF-8 with BOM") is dropped
     except UnicodeDecodeError as e:
         line = data[:e.start].count(b"\n") + 1
         raise ValueError(f"{path}:{line} is not UTF-8 text (byte {data[e.start]:#04x}); save the {what} "

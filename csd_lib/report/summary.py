@@ -101,8 +101,8 @@ def summarize(records, cost_model=None, n_sim: int = 4000) -> dict:
 
 
 def mag_share(records, method: str, kinds=("mag-match", "mag-bigram")) -> float:
-    """Share of a method's output tokens that MaG proposed (of the given kinds) and the target kept."""
-    rs = [r for r in as_records(records) if r.method == method]
+    """Share of a method's output tokens that MaG proposed (of the given kinds) and the target kept; error lines skipped."""
+    rs = [r for r in as_records(records) if r.method == method and r.ok]
     total = sum(r.n_tokens for r in rs)
     kept = sum(r.provenance.get(k, 0) for r in rs for k in kinds)
     return kept / total if total else float("nan")

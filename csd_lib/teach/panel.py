@@ -24,7 +24,7 @@ import re
 from ..engine.cascade import generate
 from ..engine.plan import METHODS, validate_k
 from ..families.tasks import TASKS, load_task
-from ..viz import cascade_tree_figure, round_figure, stats_html, trace_html
+from ..viz import cascade_tree_figure, round_figure, show_in_output, stats_html, trace_html
 
 DEFAULT_PROMPT = ("Reason the math question below step by step. Question: Mia has 4 apples. She buys 3 "
                   "bags with 5 apples in each. How many apples does Mia have now?.\n Answer: ")
@@ -261,17 +261,10 @@ def live_panel(fam, prompt: str | None = None, method: str = "csd", max_new_toke
                        f'<b>ValueError:</b> {html.escape(str(e))}</div>')
         status.value = ""
 
-    def show_in(out, fig):
-        """Replace what the Output widget ``out`` shows with ``fig``."""
-        from IPython.display import display  # notebook-only: imported when a panel is built
-        out.clear_output(wait=True)
-        with out:
-            display(fig)
-
     def redraw_tree(k, lam):
         fig = cascade_tree_figure(k, cols, lenience=lam, target=fam.target.name)
         box.tree_figure = fig
-        show_in(tree, fig)
+        show_in_output(tree, fig)
 
     def show_round(change=None):
         """Draw round ``round_slider.value`` of the last generation (once per generation and round)."""
@@ -283,7 +276,7 @@ def live_panel(fam, prompt: str | None = None, method: str = "csd", max_new_toke
         box.round_figure = fig
         round_label.value = f"target round <b>{r}</b> of {box.n_rounds}"
         round_prev.disabled, round_next.disabled = r <= 1, r >= box.n_rounds
-        show_in(rounds, fig)
+        show_in_output(rounds, fig)
 
     def new_rounds(g):
         """Fit the stepper to generation ``g``: its number of target rounds, the round kept (clamped)."""

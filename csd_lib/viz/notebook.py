@@ -22,3 +22,16 @@ def setup_notebook(family: str | None = None) -> None:
         import plotly.io as pio  # plotly: imported when a figure is drawn
         pio.renderers.default = config.PLOTLY_RENDERER
     hide_weight_loading_bars()
+
+
+def show_in_output(out, fig) -> None:
+    """Make the ipywidgets ``Output`` widget ``out`` show ``fig`` (and nothing else).
+
+    The outputs are set as one widget state change rather than captured with ``with out:``.
+    Capturing makes a headless client (nbclient, as nbval and nbconvert run notebooks) answer
+    with its own comm message, which can leave the next cell waiting out its whole timeout;
+    setting the state sends nothing back.
+    """
+    with out.hold_sync():
+        out.outputs = ()
+        out.append_display_data(fig)

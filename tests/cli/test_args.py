@@ -133,9 +133,6 @@ def test_arg_drafters_splits_a_comma_list():
     assert arg_drafters(argparse.Namespace()) is None
 
 
-@pytest.mark.xfail(strict=True, reason="read_text decodes with 'utf-8', so a UTF-8 file that starts with a byte-order "
-                   "mark (what Windows Notepad writes as 'UTF-8 with BOM') keeps U+FEFF and json refuses the first "
-                   "line, telling the user to 'decode using utf-8-sig', a fix they cannot apply")
 def test_a_utf8_file_with_a_byte_order_mark_is_read(tmp_path):
     p = tmp_path / "p.jsonl"
     p.write_bytes(b'\xef\xbb\xbf{"prompt": "hi"}\n')

@@ -113,7 +113,5 @@ def test_mag_share_by_hand():
     assert math.isnan(mag_share(ok, "sd"))
 
 
-@pytest.mark.xfail(strict=True, reason="mag_share reads n_tokens of every line, so a results file holding an error "
-                   "line (bench writes one when a method fails) raises KeyError; summarize skips such lines")
 def test_mag_share_skips_error_lines():
     assert mag_share(RECORDS, "csd") == pytest.approx(4 / 30)
