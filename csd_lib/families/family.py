@@ -54,6 +54,11 @@ class Family:
     def models(self) -> list[LM]:
         return [self.target, *self.drafters]
 
+    @property
+    def random_weights(self) -> bool:
+        """True when any model's weights are random (shadows, toys): its acceptance means nothing."""
+        return any(m.random_weights for m in self.models)
+
     def k_for(self, task: str | None) -> list[list[int]]:
         """CSD's K for ``task``: the preset's ``by_task`` K for it, else the family's."""
         return [list(r) for r in self.by_task.get(task, {}).get("k", self.default_k)]

@@ -36,6 +36,7 @@ from .archs import build as _build
 from .archs import build_on_meta, published_config, read_stored, stored_ids
 from .presets import REAL_PRESETS
 from ..engine import prompts
+from ..engine.models import RANDOM_WEIGHTS_KEY
 
 log = logging.getLogger(__name__)
 
@@ -275,7 +276,7 @@ def build_shadow(out_dir, repo_id: str, max_layers: int | None = None, seed: int
     An existing snapshot of the same config and cut is kept (the build is then nearly free).
     """
     out_dir = Path(out_dir)
-    cfg = shadow_config(repo_id, max_layers)
+    cfg = {**shadow_config(repo_id, max_layers), RANDOM_WEIGHTS_KEY: True}  # loaded families know it
     facts = tokenizer_facts(repo_id)
     full = count_params(published_config(repo_id))
     rev = _snapshot_hash(repo_id, cfg)

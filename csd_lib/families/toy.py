@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from ..engine.mag import MaG
-from ..engine.models import LM
+from ..engine.models import LM, RANDOM_WEIGHTS_KEY
 from .family import Family, roles
 
 log = logging.getLogger(__name__)
@@ -44,6 +44,7 @@ def random_model(arch: str, vocab_size: int, size: str, seed: int, dtype=torch.f
         model = LlamaForCausalLM(cfg)
     else:
         raise ValueError(f"unknown arch {arch!r}; use 't5' or 'llama'")
+    setattr(model.config, RANDOM_WEIGHTS_KEY, True)
     with torch.no_grad():  # sharper random distributions; never predict pad
         w = model.get_output_embeddings().weight
         w.mul_(4.0)

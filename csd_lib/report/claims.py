@@ -93,6 +93,7 @@ MIN_PROMPTS = 3           # fewest prompts for any interval (Student's t with 2 
 EXACT_FLIPS = 16          # up to this many prompts every sign flip is enumerated; above, ``n_flips`` random ones
 N_FLIPS = 9999            # random sign flips above EXACT_FLIPS prompts (a Monte Carlo test stays exact)
 TOO_FEW = "too few prompts to decide"
+NOT_CHECKED = "not checked: random weights"  # a claim about trained models, on a family with random weights
 # Directions of a Difference (``Difference.verdict``) and verdicts of a claim with an expected direction.
 HIGHER, LOWER, SAME, FEW, UNDEFINED = "higher", "lower", "no difference", "too few", "undefined"
 HOLDS, BROKEN, UNSETTLED = "holds", "broken", "not settled"
@@ -179,14 +180,32 @@ class Difference:
         return f"{self.word(more, less, same, few=few)} ({self.interval(digits)})"
 
 
-def expect(d: Difference, expected: int, what: str) -> str:
+def expect(d: Difference, expected: int, what: str, family=None) -> str:
     """Assert a claim with a direction: raise ``AssertionError('claim broken: ...')`` when ``d`` is beyond
     the noise opposite to ``expected`` (+1 higher, -1 lower). Returns the verdict (``Difference.claim``);
-    ``not settled``, ``too few`` and ``undefined`` pass: they neither support nor break the claim."""
+    ``not settled``, ``too few`` and ``undefined`` pass: they neither support nor break the claim.
+    With a ``family`` whose weights are random (:attr:`Family.random_weights`) nothing is asserted:
+    the verdict is :data:`NOT_CHECKED`."""
+    if family is not None and family.random_weights:
+        return NOT_CHECKED
     v = d.claim(expected)
     if v == BROKEN:
         raise AssertionError(f"claim broken: {what}: {d.says()}")
     return v
+
+
+def holds(condition: bool, what: str, family=None) -> str:
+    """Assert a claim that needs trained weights: ``'holds'``, or ``AssertionError('claim broken: what')``.
+
+    On a family with random weights (shadow checkpoints, toy models) nothing is asserted and the
+    verdict is :data:`NOT_CHECKED`, so a notebook runs to its last cell on a shadowed real family.
+    Laws (identity with AR, exact sampling) are asserted directly, never through this.
+    """
+    if family is not None and family.random_weights:
+        return NOT_CHECKED
+    if not condition:
+        raise AssertionError(f"claim broken: {what}")
+    return HOLDS
 
 
 def _paired_arrays(a, b) -> tuple[np.ndarray, np.ndarray]:

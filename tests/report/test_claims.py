@@ -192,3 +192,22 @@ def test_count_interval_covers_the_rate():
 def test_paired_difference_rejects_unpaired_input():
     with pytest.raises(ValueError, match="same length"):
         paired_difference([1, 2, 3], [1, 2])
+
+
+def test_claims_that_need_trained_weights_are_not_checked_on_random_weights():
+    from csd_lib.families.family import load_family
+    from csd_lib.families.toy import random_family
+    from csd_lib.report.claims import NOT_CHECKED, holds
+    toy, tiny = random_family("llama", seed=0), load_family("tiny-llama")
+    assert toy.random_weights and not tiny.random_weights
+    assert holds(False, "drafts are accepted", family=toy) == NOT_CHECKED
+    assert holds(True, "drafts are accepted", family=tiny) == "holds"
+    with pytest.raises(AssertionError, match="claim broken: drafts are accepted"):
+        holds(False, "drafts are accepted", family=tiny)
+    with pytest.raises(AssertionError, match="claim broken"):
+        holds(False, "drafts are accepted")  # no family: always checked
+    lower = paired_difference([0.1, 0.2, 0.1, 0.15], [0.5, 0.6, 0.55, 0.5])
+    assert expect(lower, -1, "a lower rate", family=tiny) == "holds"
+    assert expect(lower, +1, "a higher rate", family=toy) == NOT_CHECKED
+    with pytest.raises(AssertionError, match="claim broken: a higher rate"):
+        expect(lower, +1, "a higher rate", family=tiny)
