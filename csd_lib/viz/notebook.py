@@ -30,8 +30,17 @@ def show_in_output(out, fig) -> None:
     The outputs are set as one widget state change rather than captured with ``with out:``.
     Capturing makes a headless client (nbclient, as nbval and nbconvert run notebooks) answer
     with its own comm message, which can leave the next cell waiting out its whole timeout;
-    setting the state sends nothing back.
+    setting the state sends nothing back. A plotly figure is turned into its mime bundle for the
+    session's renderer here: plotly displays itself as a side effect (``_ipython_display_``), which
+    would land outside the widget.
     """
+    if hasattr(fig, "to_plotly_json"):
+        bundle = fig._repr_mimebundle_() or {"application/vnd.plotly.v1+json": fig.to_plotly_json(),
+                                              "text/plain": repr(fig)}  # no renderer chosen: the mimetype
+        outputs = ({"output_type": "display_data", "data": bundle, "metadata": {}},)
+        with out.hold_sync():
+            out.outputs = outputs
+        return
     with out.hold_sync():
         out.outputs = ()
         out.append_display_data(fig)
