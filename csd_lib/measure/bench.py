@@ -102,8 +102,8 @@ def method_settings(family, method: str, k=None, lenience=None, sd_k=None, mag_l
 
 
 def record_settings(rec: dict) -> dict | None:
-    """The settings a record was run with (its ``plan``, or an old line's ``config``), as :func:`method_settings`."""
-    plan = rec.get("plan", rec.get("config"))
+    """The settings a record was run with (its ``plan``), as :func:`method_settings`."""
+    plan = rec.get("plan")
     return None if plan is None else _settings(Plan.from_dict({"method": rec["method"], **plan}))
 
 
