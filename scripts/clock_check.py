@@ -1,4 +1,4 @@
-"""Do two bench runs of one configuration agree under a competing load? (issue 19 item 7)
+"""Do two bench runs of one configuration agree under a competing load?
 
 Starts one busy process per core, then runs the same short bench (default: tiny-t5, synth-gsm8k,
 n 12, sd and csd, 48 new tokens, one torch thread) twice with ``--clock cpu`` and once with

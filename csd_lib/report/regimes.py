@@ -1,4 +1,4 @@
-"""Two regimes side by side: a family's measurement next to the paper-regime family (issue 17).
+"""Two regimes side by side: a family's measurement next to the paper-regime family.
 
 tiny-t5's drafters agree with the target far more than the paper's FLAN-T5 drafters (Fig. 2);
 ``tiny-t5-paper`` has the same target with weaker drafters, in the paper's regime. Notebooks 01,

@@ -71,7 +71,7 @@ HISTORY = {
 
 # A paragraph under the card's introduction, for a family that needs one.
 FAMILY_NOTES = {
-    "tiny-t5-paper": "The paper-regime variant of tiny-t5 (issue 17): the same target (`tiny-t5-target`, "
+    "tiny-t5-paper": "The paper-regime variant of tiny-t5: the same target (`tiny-t5-target`, "
                      "the same folder; its training is tiny-t5's) and tokenizer, with drafters of "
                      "tiny-t5-base's and tiny-t5-small's shapes trained for a few hundred steps only, so "
                      "that the target accepts the base drafter's first token about as often as "

@@ -156,7 +156,7 @@ def test_plan_memory(info, params, dtype, fits, device_map):
 
 
 def test_cpu_memory_not_given_is_this_machines(monkeypatch):
-    """The issue's check: 45 GiB on a CPU described without memory is planned against this machine's RAM."""
+    """45 GiB on a CPU described without memory is planned against this machine's RAM."""
     monkeypatch.setattr(config, "host_memory", lambda: (24 * GiB, 22 * GiB))
     assert not plan_memory([45 * GiB], CPU).fits and plan_memory([45 * GiB], MPS).free == 22 * GiB
     assert plan_memory([20 * GiB], CPU).fits
