@@ -89,7 +89,7 @@ def _rate(text: str, where: str) -> list[float]:
 
 def parse_rates(text: str, levels: list[str]) -> dict:
     """``REVIEWER<-PROPOSER=RATE,...`` or one rate per drafter (MaG last), each rate a number or
-    per-position rates joined by ':'; pairs not given are filled (:func:`csd_lib.tune.complete_table`)."""
+    per-position rates joined by ':'; pairs not given are filled (:func:`csd_lib.measure.acceptance.complete_table`)."""
     items = [t.strip() for t in text.split(",") if t.strip()]
     example = ",".join(f"{levels[0]}<-{d}=0.7" for d in levels[1:])
     if not items:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engine.stats import call_cost, pooled_swi
 from ..measure.curves import run_lengths
 from .claims import Difference, paired_difference, rate_difference
 
@@ -49,16 +50,14 @@ def swi_counts(gens, costs: str = "model size") -> tuple[list[int], list[float]]
     """
     tokens, cost = [], []
     for g in gens:
-        c = _costs(g.stats, costs)
         tokens.append(g.stats.n_tokens)
-        cost.append(sum(n * c.get(m, 0.0) for m, n in g.stats.calls.items()))
+        cost.append(call_cost(g.stats.calls, _costs(g.stats, costs)))
     return tokens, cost
 
 
 def swi(gens, costs: str = "model size") -> float:
-    """Pooled SWI of runs: all their tokens over all their cost in target calls (NaN if nothing was spent)."""
-    tokens, cost = swi_counts(gens, costs)
-    return sum(tokens) / sum(cost) if sum(cost) > 0 else float("nan")
+    """Pooled SWI of runs (:func:`csd_lib.engine.stats.pooled_swi` of :func:`swi_counts`)."""
+    return pooled_swi(*swi_counts(gens, costs))
 
 
 def swi_difference(a, b, costs: str = "model size") -> Difference:
@@ -74,7 +73,7 @@ def relative_gain(a, b, costs: str = "model size") -> list[float]:
     if len(a) != len(b):
         raise ValueError(f"need the same prompts on both sides, got {len(a)} and {len(b)} runs")
     (ta, ca), (tb, cb) = swi_counts(a, costs), swi_counts(b, costs)
-    return [(x / y) / (u / v) - 1 if y > 0 and v > 0 and u > 0 else float("nan")
+    return [pooled_swi([x], [y]) / pooled_swi([u], [v]) - 1 if y > 0 and v > 0 and u > 0 else float("nan")
             for x, y, u, v in zip(ta, ca, tb, cb)]
 
 

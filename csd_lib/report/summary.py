@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..engine.stats import Stats
+from ..engine.stats import model_size_costs, swi
 from ..families.paper_costs import previous_work_costs
 from ..measure.records import ALL_METHODS, BenchRecord, as_records, fastest
 from ..price.predict import predict_method, predict_walltime
@@ -81,13 +81,13 @@ def summarize(records, cost_model=None, n_sim: int = 4000) -> dict:
             params = st[0]["params"]
             target_calls = calls.get("target", 0)
             fwd = sum(sum(x["forward_time"].values()) for x in st)
-            ms = {n: params[n] / params["target"] for n in params}
+            ms = model_size_costs(params)
             first = next(iter(recs.values()))
             pw = st[0].get("previous_work_costs") or previous_work_costs(first.family, params).costs
             s.update(
                 calls_per_model=calls,
                 mean_tokens_per_target_call=toks / target_calls if target_calls else float("nan"),
-                speedup_swi_ms=_swi(toks, calls, ms), speedup_swi_pw=_swi(toks, calls, pw),
+                speedup_swi_ms=swi(toks, calls, ms), speedup_swi_pw=swi(toks, calls, pw),
                 outside_share=(wall - fwd) / wall if wall else float("nan"),
                 forward_time_per_call={n: sum(x["forward_time"].get(n, 0) for x in st) / c
                                        for n, c in calls.items() if n != "mag" and c})
@@ -106,11 +106,6 @@ def mag_share(records, method: str, kinds=("mag-match", "mag-bigram")) -> float:
     total = sum(r.n_tokens for r in rs)
     kept = sum(r.provenance.get(k, 0) for r in rs for k in kinds)
     return kept / total if total else float("nan")
-
-
-def _swi(tokens: int, calls: dict, costs: dict) -> float:
-    """SWI of pooled generations: :meth:`csd_lib.trace.Stats.swi` on their summed tokens and calls."""
-    return Stats(tokens, 0.0, calls, {}, {}, {}).swi(costs)
 
 
 SUMMARY_KEYS = ("tokens_per_s", "speedup_walltime", "speedup_swi_ms", "speedup_swi_pw",
