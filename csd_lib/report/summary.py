@@ -16,15 +16,9 @@ from ..engine.stats import model_size_costs, swi
 from ..families.paper_costs import previous_work_costs
 from ..measure.records import ALL_METHODS, BenchRecord, as_records, fastest
 from ..price.predict import predict_method, predict_walltime
-from .bench_stats import bootstrap_median_ci
+from .bench_stats import bootstrap_median_ci, ratios
 
 CLOCK_NAMES = {"wall": "wall time", "cpu": "process CPU time"}
-
-def ratios(best: dict[str, dict[int, BenchRecord]], method: str) -> dict[int, float]:
-    """Per example: AR's walltime over the method's, both the fastest of their repeats."""
-    ar, mine = best.get("ar", {}), best.get(method, {})
-    return {i: ar[i].wall_time / mine[i].wall_time for i in sorted(mine) if i in ar and mine[i].wall_time > 0}
-
 
 def run_conditions(records) -> dict:
     """The clock and machine load of a run's lines: ``clock`` ('wall', 'cpu', or 'cpu+wall' for a mix) and
