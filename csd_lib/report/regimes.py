@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.stats import call_cost, pooled_swi
+from ..engine.stats import call_cost, model_size_costs, pooled_swi
 from ..measure.curves import run_lengths
+from ..measure.records import fastest
 from .claims import Difference, paired_difference, rate_difference
 
 PAPER_REGIME = "tiny-t5-paper"  # the second family of every side-by-side
@@ -84,6 +85,30 @@ def gain_difference(a1, b1, a2, b2, costs: str = "model size") -> Difference:
     excludes 0. All four lists hold one run per prompt, the same prompts in the same order.
     """
     return paired_difference(relative_gain(a2, b2, costs), relative_gain(a1, b1, costs))
+
+
+def record_counts(records, method: str, costs: str = "model size") -> dict[int, tuple[int, float]]:
+    """{example: (output tokens, cost in target calls)} of ``method``'s fastest repeat per example in
+    benchmark records, priced by ``costs`` (the per-example form of :func:`swi_counts`)."""
+    if costs not in COSTS:
+        raise ValueError(f"costs must be one of {COSTS}, got {costs!r}")
+    out = {}
+    for i, r in fastest(records).get(method, {}).items():
+        st = r.stats
+        c = model_size_costs(st["params"]) if costs == "model size" else st["previous_work_costs"]
+        out[i] = (st["n_tokens"], call_cost(st["calls"], c))
+    return out
+
+
+def run_swi(run: dict[int, tuple[int, float]]) -> float:
+    """Pooled SWI of a run given as {example: (tokens, cost)} (:func:`record_counts`)."""
+    return pooled_swi([t for t, _ in run.values()], [c for _, c in run.values()])
+
+
+def run_difference(a: dict, b: dict) -> Difference:
+    """Pooled SWI of run ``a`` minus run ``b`` over the examples both ran, examples as paired clusters."""
+    common = sorted(set(a) & set(b))
+    return rate_difference(*([run[i][j] for i in common] for run in (a, b) for j in (0, 1)))
 
 
 def side_family(name: str) -> str:
