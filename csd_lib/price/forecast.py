@@ -271,19 +271,7 @@ def forecast(family: str | None, acceptance: str = "paper", device=None, max_lay
     spec = family_spec(family, target, drafters)
     family, real, neural = spec["name"], spec["real"], spec["neural"]
     levels = ["target", *neural, "mag"]
-    notes: list[str] = []
-    recs = None
-    if acceptance == "paper":
-        table, pnotes = paper_table(levels, spec["seq2seq"])
-        notes += pnotes
-        if family != "flan-t5":
-            notes.append(f"the profile was measured against FLAN-T5-XXL; for {family} it is an assumption")
-    elif Path(acceptance).suffix in (".jsonl", ".json") or Path(acceptance).exists():
-        recs = read_acceptance_file(acceptance)
-        notes.append(f"acceptance: each method's own runs in {acceptance} (methods it lacks: all its runs pooled)")
-    else:
-        table = parse_rates(acceptance, levels)
-        notes.append(f"acceptance: the rates given ({acceptance}); pairs not given are filled from the given ones")
+    table, recs, notes = _acceptance_source(acceptance, levels, spec)
     cm = read_cost_file(costs) if costs else None
     info = config.describe_device(device)
     out = {"family": family, "device": device_name(device) if device is not None else device_name(),
@@ -297,51 +285,78 @@ def forecast(family: str | None, acceptance: str = "paper", device=None, max_lay
         max_layers = CPU_MAX_LAYERS
     depth = {}
     if cm is None:
-        if real:
-            fam = shadow_family(spec, device, max_layers)
-            factors = {}
-            for role, rid in spec["ids"].items():
-                factors[role], full, measured = depth_scale(spec["cfgs"][role], max_layers)
-                depth[role] = {"id": rid, "layers": full, "measured_layers": measured, "cost_scale": factors[role]}
-            if any(f != 1.0 for f in factors.values()):
-                notes.append(f"depth: measured at {max_layers} layer(s) per stack, each call's cost scaled to the "
-                             f"full depth by the ratio of matmul parameters (x" +
-                             ", x".join(f"{v:.1f} {k}" for k, v in factors.items()) + ")")
-            cm = scaled(measure_costs(fam, list(range(100, 100 + prompt_tokens)), seconds=seconds, min_reps=1),
-                        factors)
-        else:
-            fam = load_family(family, device=device)
-            cm = measure_costs(fam, list(range(3, 3 + prompt_tokens)), seconds=seconds, min_reps=1)
+        cm, depth = _measured_costs(spec, device, max_layers, prompt_tokens, seconds, notes)
     else:
         out["device"] = cm.device
         notes.append(f"costs: {costs} (measured on {cm.device})")
     own_shape = (float(max_new_tokens), 1.0 if spec["seq2seq"] else float(prompt_tokens))
-    if recs is not None:
-        best = {m: list(v.values()) for m, v in fastest(recs).items()}
-        pooled = complete_table(acceptance_table([r.stats for r in recs if r.stats.get("acceptance")], min_reached=1),
-                                levels)
-        run_of = {"vertical": "csd"}
-
-        def table_for(method, plan):
-            """The method's own runs where they used the plan's drafters, else every run pooled."""
-            rs = best.get(run_of.get(method, method))
-            own = rs and rs[0].plan and set(plan.drafters) <= set(rs[0].plan.drafters)
-            return run_table(rs, plan) if own else pooled
-
-        def shape_for(method):
-            rs = best.get(run_of.get(method, method)) or best.get("ar") or next(iter(best.values()))
-            toks = float(np.mean([r.n_tokens for r in rs]))
-            return toks, float(np.mean([cm.cache_length if r.cache_start is None else r.cache_start for r in rs]))
-    else:
-        def table_for(method, plan):
-            return table
-
-        def shape_for(method):
-            return own_shape
+    table_for, shape_for = _pricing_inputs(recs, table, levels, cm, own_shape)
     rows = price_grid(neural, spec["k"], spec["lenience"], cm, table_for, shape_for, n_sim=n_sim)
     out.update(tokens=shape_for("csd")[0], depth=depth, notes=notes, best=best_rows(rows), rows=rows,
                cost_model=cm.to_dict() | {"samples": []})
     return out
+
+
+def _acceptance_source(acceptance: str, levels: list[str], spec: dict) -> tuple[dict | None, list | None, list[str]]:
+    """(table, records, notes) of ``acceptance``: the paper's profile, a results file's records (table
+    None) or rates given as text (records None)."""
+    table, recs, notes = None, None, []
+    if acceptance == "paper":
+        table, pnotes = paper_table(levels, spec["seq2seq"])
+        notes += pnotes
+        if spec["name"] != "flan-t5":
+            notes.append(f"the profile was measured against FLAN-T5-XXL; for {spec['name']} it is an assumption")
+    elif Path(acceptance).suffix in (".jsonl", ".json") or Path(acceptance).exists():
+        recs = read_acceptance_file(acceptance)
+        notes.append(f"acceptance: each method's own runs in {acceptance} (methods it lacks: all its runs pooled)")
+    else:
+        table = parse_rates(acceptance, levels)
+        notes.append(f"acceptance: the rates given ({acceptance}); pairs not given are filled from the given ones")
+    return table, recs, notes
+
+
+def _measured_costs(spec: dict, device, max_layers: int | None, prompt_tokens: int, seconds: float,
+                    notes: list[str]) -> tuple[CostModel, dict]:
+    """The cost model measured here: a real family's shadow at ``max_layers``, each call scaled to the full
+    depth (with ``depth``: per role, its layers and scale), or the embedded family itself."""
+    depth = {}
+    if not spec["real"]:
+        fam = load_family(spec["name"], device=device)
+        return measure_costs(fam, list(range(3, 3 + prompt_tokens)), seconds=seconds, min_reps=1), depth
+    fam = shadow_family(spec, device, max_layers)
+    factors = {}
+    for role, rid in spec["ids"].items():
+        factors[role], full, measured = depth_scale(spec["cfgs"][role], max_layers)
+        depth[role] = {"id": rid, "layers": full, "measured_layers": measured, "cost_scale": factors[role]}
+    if any(f != 1.0 for f in factors.values()):
+        notes.append(f"depth: measured at {max_layers} layer(s) per stack, each call's cost scaled to the "
+                     f"full depth by the ratio of matmul parameters (x" +
+                     ", x".join(f"{v:.1f} {k}" for k, v in factors.items()) + ")")
+    cm = scaled(measure_costs(fam, list(range(100, 100 + prompt_tokens)), seconds=seconds, min_reps=1), factors)
+    return cm, depth
+
+
+def _pricing_inputs(recs, table, levels: list[str], cm: CostModel, own_shape: tuple[float, float]):
+    """(table_for(method, plan), shape_for(method)) for :func:`price_grid`: from a results file's records
+    (each method's own runs, else all pooled; their lengths) or one table and ``own_shape``."""
+    if recs is None:
+        return (lambda method, plan: table), (lambda method: own_shape)
+    best = {m: list(v.values()) for m, v in fastest(recs).items()}
+    pooled = complete_table(acceptance_table([r.stats for r in recs if r.stats.get("acceptance")], min_reached=1),
+                            levels)
+    run_of = {"vertical": "csd"}
+
+    def table_for(method, plan):
+        """The method's own runs where they used the plan's drafters, else every run pooled."""
+        rs = best.get(run_of.get(method, method))
+        own = rs and rs[0].plan and set(plan.drafters) <= set(rs[0].plan.drafters)
+        return run_table(rs, plan) if own else pooled
+
+    def shape_for(method):
+        rs = best.get(run_of.get(method, method)) or best.get("ar") or next(iter(best.values()))
+        toks = float(np.mean([r.n_tokens for r in rs]))
+        return toks, float(np.mean([cm.cache_length if r.cache_start is None else r.cache_start for r in rs]))
+    return table_for, shape_for
 
 
 def format_forecast(res: dict) -> str:
