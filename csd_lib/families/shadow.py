@@ -151,6 +151,25 @@ def tokens_per_word(tokenizer, texts=None) -> float:
     return n_tokens / sum(len(t.split()) for t in texts)
 
 
+def _decode_and_mark(tk, facts: dict) -> None:
+    """The real tokenizer's decoder and its BOS (Llama) or EOS (T5) added to every input, set on ``tk``."""
+    from tokenizers import decoders, processors
+    sp = facts["special"]
+    if facts["kind"] == "llama":  # the decoder of the real Llama tokenizer.json
+        tk.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                        decoders.Strip(" ", 1, 0)])
+    else:
+        tk.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
+    bos = sp.get("bos_token")
+    eos = sp["eos_token"]
+    if facts.get("add_bos"):
+        tk.post_processor = processors.TemplateProcessing(single=f"{bos[0]} $A", pair=f"{bos[0]} $A $B",
+                                                          special_tokens=[tuple(bos)])
+    elif facts.get("add_eos"):
+        tk.post_processor = processors.TemplateProcessing(single=f"$A {eos[0]}", pair=f"$A {eos[0]} $B {eos[0]}",
+                                                          special_tokens=[tuple(eos)])
+
+
 def build_tokenizer(facts: dict):
     """A ``PreTrainedTokenizerFast`` with the real vocabulary size and special-token ids.
 
@@ -159,7 +178,7 @@ def build_tokenizer(facts: dict):
     Llama: ``<unk>`` 0, ``<s>`` 1, ``</s>`` 2, the 256 byte pieces ``<0x00>`` .. ``<0xFF>``
     (byte fallback), pieces; ``<s>`` is prepended to every input.
     """
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
     kind, size, sp = facts["kind"], facts["vocab_size"], facts["special"]
     specials = sorted({tuple(v) for v in sp.values()}, key=lambda t: t[1])
@@ -196,20 +215,8 @@ def build_tokenizer(facts: dict):
     tk = Tokenizer(models.BPE(vocab, merges, unk_token=sp["unk_token"][0], byte_fallback=kind == "llama",
                               fuse_unk=kind == "llama"))
     tk.pre_tokenizer = meta
-    if kind == "llama":  # the decoder of the real Llama tokenizer.json
-        tk.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse(),
-                                        decoders.Strip(" ", 1, 0)])
-    else:
-        tk.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
     tk.add_special_tokens(head[:len(specials)] + sentinels)
-    bos = sp.get("bos_token")
-    eos = sp["eos_token"]
-    if facts.get("add_bos"):
-        tk.post_processor = processors.TemplateProcessing(single=f"{bos[0]} $A", pair=f"{bos[0]} $A $B",
-                                                          special_tokens=[tuple(bos)])
-    elif facts.get("add_eos"):
-        tk.post_processor = processors.TemplateProcessing(single=f"$A {eos[0]}", pair=f"$A {eos[0]} $B {eos[0]}",
-                                                          special_tokens=[tuple(eos)])
+    _decode_and_mark(tk, facts)
     names = {k: v[0] for k, v in sp.items()}
     extra = {"additional_special_tokens": sentinels} if sentinels else {}
     return PreTrainedTokenizerFast(tokenizer_object=tk, model_max_length=facts.get("model_max_length"),
