@@ -233,6 +233,7 @@ def _f(x, nd=2):
     return "-" if x is None or x != x else f"{x:.{nd}f}"
 
 
+# long: the model card's Markdown template, section by section
 def render_card(res: dict) -> str:
     """Markdown for a measured family."""
     fam = FAMILIES[res["family"]]
