@@ -80,7 +80,7 @@ def shadow_config(repo_id: str, max_layers: int | None = None) -> dict:
     return cfg
 
 
-def count_params(cfg: dict) -> int:
+def config_params(cfg: dict) -> int:
     """Parameters of the model a config describes, counted on the meta device (nothing allocated)."""
     return sum(p.numel() for p in build_on_meta(cfg).parameters())
 
@@ -101,7 +101,7 @@ def _std(name: str, shape: torch.Size, cfg: dict) -> float | None:
     return f * shape[1] ** -0.5     # k, v, o, wi_0, wi_1, wo: 1 / sqrt(fan-in)
 
 
-def random_model(cfg: dict, seed: int = 0, device=None, dtype: torch.dtype = STORE_DTYPE):
+def shadow_model(cfg: dict, seed: int = 0, device=None, dtype: torch.dtype = STORE_DTYPE):
     """A random model of the config at the scales of transformers' own initialisation, in eval mode.
 
     Built on the meta device and filled in one pass (transformers' init of a full-width
@@ -284,16 +284,16 @@ def build_shadow(out_dir, repo_id: str, max_layers: int | None = None, seed: int
     out_dir = Path(out_dir)
     cfg = shadow_config(repo_id, max_layers)
     facts = tokenizer_facts(repo_id)
-    full = count_params(published_config(repo_id))
+    full = config_params(published_config(repo_id))
     rev = _snapshot_hash(repo_id, cfg)
     repo_dir = out_dir / f"models--{repo_id.replace('/', '--')}"
     snap = repo_dir / "snapshots" / rev
     cut = {k: f"{published_config(repo_id)[k]}->{cfg[k]}" for k in LAYER_KEYS
            if k in cfg and cfg[k] != published_config(repo_id)[k]}
-    record = dict(id=repo_id, params_full=full, params_built=count_params(cfg), cut=cut, path=str(snap), reused=True)
+    record = dict(id=repo_id, params_full=full, params_built=config_params(cfg), cut=cut, path=str(snap), reused=True)
     if not (snap / "config.json").exists():
         record["reused"] = False
-        model = random_model(cfg, seed=seed, device=device)
+        model = shadow_model(cfg, seed=seed, device=device)
         tmp = Path(tempfile.mkdtemp(prefix=".shadow-", dir=out_dir))
         try:
             _save_weights(model, tmp)

@@ -150,13 +150,13 @@ def _shape(fam, prompts: list[str], gens: list) -> tuple[float, float]:
     return toks, float(np.mean([len(encode_prompt(fam, p)) for p in prompts]))
 
 
-def _own_price(fam, prompts: list[str], gens: list, cm, n_sim: int) -> dict:
+def _own_price(fam, prompts: list[str], gens: list, cost_model, n_sim: int) -> dict:
     """:func:`csd_lib.pricing.price_plan` of the plan of ``gens`` on their own acceptance and shape."""
     plan = gens[0].plan
     table = complete_table(acceptance_table([g.stats.to_dict() for g in gens], min_reached=1),
                            ["target", *plan.drafters])
     toks, start = _shape(fam, prompts, gens)
-    return price_plan(plan, table, cm, toks, start, n_sim=n_sim)
+    return price_plan(plan, table, cost_model, toks, start, n_sim=n_sim)
 
 
 def _with_price(m: Measured, price: dict, toks: float, n: int) -> Measured:

@@ -502,20 +502,20 @@ def _merge(evals: list[dict]) -> dict:
 
 
 # --------------------------------------------------------------------------- the whole run
-def run_family(family: str, *, steps: int = 8000, n_heads: int = 4, out=None, n_per_task: int = 6000,
+def run_family(family_name: str, *, steps: int = 8000, n_heads: int = 4, out=None, n_per_task: int = 6000,
                batch: int = 1024, lr: float = 3e-3, n_eval: int = 50, runs_dir=None, command: str = "") -> dict:
-    """Train, measure and ship Medusa heads for ``family``'s target; returns train_meta."""
+    """Train, measure and ship Medusa heads for ``family_name``'s target; returns train_meta."""
     from csd_lib.zoo.card import load_model
-    from csd_lib.zoo.presets import FAMILIES
+    from csd_lib.zoo.recipes import FAMILY_RECIPES
     from csd_lib.zoo.train import RUNS_DIR
-    if family not in FAMILIES:
-        raise ValueError(f"unknown family {family!r}; use one of {sorted(FAMILIES)}")
-    if FAMILIES[family]["arch"] != "llama":
-        raise ValueError(f"Medusa heads need a decoder-only target; {family} is {FAMILIES[family]['arch']}; "
+    if family_name not in FAMILY_RECIPES:
+        raise ValueError(f"unknown family {family_name!r}; use one of {sorted(FAMILY_RECIPES)}")
+    if FAMILY_RECIPES[family_name]["arch"] != "llama":
+        raise ValueError(f"Medusa heads need a decoder-only target; {family_name} is {FAMILY_RECIPES[family_name]['arch']}; "
                          f"use --family tiny-llama")
-    out = Path(out) if out else config.MODELS_DIR / f"{family}-medusa"
-    work = Path(runs_dir or RUNS_DIR) / f"{family}-medusa"
-    target_name = FAMILIES[family]["target"]
+    out = Path(out) if out else config.MODELS_DIR / f"{family_name}-medusa"
+    work = Path(runs_dir or RUNS_DIR) / f"{family_name}-medusa"
+    target_name = FAMILY_RECIPES[family_name]["target"]
     target, tok = load_model(target_name)
     heads, state = train_medusa(target, tok, work, n_heads=n_heads, steps=steps, batch=batch, lr=lr,
                                 n_per_task=n_per_task)
@@ -525,7 +525,7 @@ def run_family(family: str, *, steps: int = 8000, n_heads: int = 4, out=None, n_
              for t in TASK_NAMES}
     evals["all"] = _merge([evals[t] for t in TASK_NAMES])
     trees = {n: standard_tree(evals["all"]["rank_acc"], n) for n in TREE_SIZES}
-    meta = {"family": family, "target": target_name, "command": command, **state,
+    meta = {"family": family_name, "target": target_name, "command": command, **state,
             "eval": evals, "eval_seconds": round(time.time() - t1, 1),
             "data": f"self-distilled: {target_name}'s greedy continuation (batched, left-padded, at most "
                     f"{state['max_new_tokens']} new tokens) of tasks.corpus('train', {n_per_task}) "

@@ -20,7 +20,7 @@ import torch
 from csd_lib import config
 from csd_lib.engine.mag import build_bigram
 from csd_lib.families import tasks
-from csd_lib.zoo.presets import EOS_ID, FAMILIES, PAD_ID, PRESETS, family_models, make_model, recipe
+from csd_lib.zoo.recipes import EOS_ID, FAMILY_RECIPES, PAD_ID, PRESETS, family_models, make_model, recipe
 from csd_lib.zoo.tokenizer import load_tokenizer, train_tokenizer
 
 RUNS_DIR = config.REPO_ROOT / "runs"
@@ -340,20 +340,20 @@ def export_model(model, tokenizer, out_dir: Path, meta: dict, fp16: bool = True)
     (out_dir / "train_meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
 
 
-def write_family_manifest(family: str, models_dir: Path = config.MODELS_DIR) -> Path:
+def write_family_manifest(family_name: str, models_dir: Path = config.MODELS_DIR) -> Path:
     """data/models/<family>.json: arch, target, drafters largest first."""
-    path = Path(models_dir) / f"{family}.json"
+    path = Path(models_dir) / f"{family_name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(FAMILIES[family], indent=2) + "\n")
+    path.write_text(json.dumps(FAMILY_RECIPES[family_name], indent=2) + "\n")
     return path
 
 
-def write_bigram(family: str, data: dict, vocab_size: int, models_dir: Path = config.MODELS_DIR) -> Path:
+def write_bigram(family_name: str, data: dict, vocab_size: int, models_dir: Path = config.MODELS_DIR) -> Path:
     """data/models/<family>-bigram.npy from the tokenized training corpus (prompts and references)."""
     tr = data["train"]
     seqs = [p + r + [EOS_ID] for p, r in zip(tr["prompt"], tr["reference"])]
     table = build_bigram(seqs, vocab_size)
-    path = Path(models_dir) / f"{family}-bigram.npy"
+    path = Path(models_dir) / f"{family_name}-bigram.npy"
     np.save(path, table)
     return path
 
@@ -369,13 +369,13 @@ def _meta(name: str, model, data: dict, state: dict, **extra) -> dict:
             "n_train_examples": len(data["train"]["prompt"]), **extra}
 
 
-def target_tokenizer_dir(family: str, models_dir: Path = config.MODELS_DIR) -> Path | None:
+def target_tokenizer_dir(family_name: str, models_dir: Path = config.MODELS_DIR) -> Path | None:
     """The exported target's folder when there is one: new drafters must share its token ids."""
-    path = Path(models_dir) / FAMILIES[family]["target"]
+    path = Path(models_dir) / FAMILY_RECIPES[family_name]["target"]
     return path if (path / "tokenizer.json").is_file() else None
 
 
-def train_family(family: str, *, minutes: dict | None = None, steps: dict | None = None,
+def train_family(family_name: str, *, minutes: dict | None = None, steps: dict | None = None,
                  stop_at: float | None = None, only: str | None = None, restart: bool = False,
                  snapshot_every: int | None = None, runs_dir: Path = RUNS_DIR,
                  models_dir: Path = config.MODELS_DIR):
@@ -388,12 +388,12 @@ def train_family(family: str, *, minutes: dict | None = None, steps: dict | None
     """
     if restart and not only:
         raise ValueError("restart needs only=<model name>")
-    family_models(family)  # raises on an unknown family
-    tok, data = prepare(runs_dir, tokenizer_dir=target_tokenizer_dir(family, models_dir))
+    family_models(family_name)  # raises on an unknown family
+    tok, data = prepare(runs_dir, tokenizer_dir=target_tokenizer_dir(family_name, models_dir))
     models_dir = Path(models_dir)
-    write_family_manifest(family, models_dir)
-    write_bigram(family, data, len(tok), models_dir)
-    for name in reversed(family_models(family)):
+    write_family_manifest(family_name, models_dir)
+    write_bigram(family_name, data, len(tok), models_dir)
+    for name in reversed(family_models(family_name)):
         if only and name != only:
             continue
         if restart and not (Path(runs_dir) / name / ".restarted").is_file():
@@ -418,12 +418,12 @@ def train_family(family: str, *, minutes: dict | None = None, steps: dict | None
         print(f"{name}: exported to {models_dir / name}")
 
 
-def export_latest(family: str, runs_dir: Path = RUNS_DIR, models_dir: Path = config.MODELS_DIR):
+def export_latest(family_name: str, runs_dir: Path = RUNS_DIR, models_dir: Path = config.MODELS_DIR):
     """Export the latest checkpoint of every model of a family, finished or not."""
-    tok, data = prepare(runs_dir, tokenizer_dir=target_tokenizer_dir(family, models_dir))
-    write_family_manifest(family, models_dir)
-    write_bigram(family, data, len(tok), models_dir)
-    for name in family_models(family):
+    tok, data = prepare(runs_dir, tokenizer_dir=target_tokenizer_dir(family_name, models_dir))
+    write_family_manifest(family_name, models_dir)
+    write_bigram(family_name, data, len(tok), models_dir)
+    for name in family_models(family_name):
         ck_path = Path(runs_dir) / name / "ckpt.pt"
         if not ck_path.is_file():
             print(f"{name}: no checkpoint in {ck_path.parent}; skipping")

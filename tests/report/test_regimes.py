@@ -65,5 +65,5 @@ def test_record_counts_price_each_examples_fastest_repeat():
     assert record_counts(recs, "sd") == {}
     d = run_difference(ms, {0: (10, 10.0), 1: (10, 10.0), 2: (10, 1.0)})  # example 2 is not in both
     assert d.estimate == pytest.approx(20 / 12 - 1.0) and d.n == 2
-    with pytest.raises(ValueError, match="costs must be one of"):
+    with pytest.raises(ValueError, match="metric must be one of"):
         record_counts(recs, "csd", "wall")
