@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..engine.stats import model_size_costs
+
 
 @dataclass(frozen=True)
 class CostTable:
@@ -35,12 +37,12 @@ PREVIOUS_WORK = {
 }
 
 
-def previous_work_costs(family: str, params: dict[str, int] | None = None) -> CostTable:
+def previous_work_costs(family_name: str, params: dict[str, int] | None = None) -> CostTable:
     """The previous-work cost table of a preset; other families get parameter-count ratios."""
-    if family in PREVIOUS_WORK:
-        return PREVIOUS_WORK[family]
+    if family_name in PREVIOUS_WORK:
+        return PREVIOUS_WORK[family_name]
     if not params or not params.get("target"):
-        raise ValueError(f"family {family!r} has no previous-work cost table; pass its parameter counts "
+        raise ValueError(f"family {family_name!r} has no previous-work cost table; pass its parameter counts "
                          f"(role -> params, with 'target') to use parameter ratios")
-    costs = {k: v / params["target"] for k, v in params.items() if k != "mag"}
+    costs = {k: v for k, v in model_size_costs(params).items() if k != "mag"}
     return CostTable({**costs, "mag": 0.0}, "no published per-call costs: parameter-count ratios")

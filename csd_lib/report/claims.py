@@ -554,9 +554,9 @@ def _finite_or_none(x) -> float | None:
     return float(x) if x is not None and math.isfinite(x) else None
 
 
-def claim_row(claim_id: str, value, notebook: str, family: str | None = None, seed: int | None = None,
+def claim_row(claim_id: str, value, notebook: str, family_name: str | None = None, seed: int | None = None,
               expected: int | None = None) -> dict:
-    """One ledger row (fields ``LEDGER_FIELDS``) for a claim; ``family`` and ``seed`` default to
+    """One ledger row (fields ``LEDGER_FIELDS``) for a claim; ``family_name`` and ``seed`` default to
     ``config.FAMILY`` and ``config.SEED``.
 
     ``value`` is a :class:`Difference` (verdict ``Difference.verdict``, or ``Difference.claim(expected)``
@@ -568,7 +568,7 @@ def claim_row(claim_id: str, value, notebook: str, family: str | None = None, se
                          f"got {claim_id!r}")
     if not isinstance(notebook, str) or not notebook:
         raise ValueError(f"notebook must name the notebook that makes the claim, got {notebook!r}")
-    row = dict(notebook=notebook, claim=claim_id, family=config.FAMILY if family is None else str(family),
+    row = dict(notebook=notebook, claim=claim_id, family=config.FAMILY if family_name is None else str(family_name),
                seed=config.SEED if seed is None else int(seed), value=None, lo=None, hi=None, n=None,
                level=None, direction=None, verdict=MEASURED, text="")
     if isinstance(value, Difference):
@@ -586,7 +586,7 @@ def claim_row(claim_id: str, value, notebook: str, family: str | None = None, se
     return row
 
 
-def record(claim_id: str, value, notebook: str, family: str | None = None, seed: int | None = None,
+def record(claim_id: str, value, notebook: str, family_name: str | None = None, seed: int | None = None,
            expected: int | None = None, path=None) -> dict:
     """Append the claim's row (:func:`claim_row`) to the ledger at ``path`` (default
     ``config.CLAIMS_LEDGER``; None: nothing is written) and return it.
@@ -594,7 +594,7 @@ def record(claim_id: str, value, notebook: str, family: str | None = None, seed:
     One ``os.write`` of the whole line to a file opened for appending, so that notebooks running in
     parallel never interleave their lines.
     """
-    row = claim_row(claim_id, value, notebook, family, seed, expected)
+    row = claim_row(claim_id, value, notebook, family_name, seed, expected)
     path = config.CLAIMS_LEDGER if path is None else path
     if path:
         line = (json.dumps(row, allow_nan=False) + "\n").encode("utf-8")

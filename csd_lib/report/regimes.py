@@ -1,4 +1,4 @@
-"""Two regimes side by side: a family's measurement next to the paper-regime family (issue 17).
+"""Two regimes side by side: a family's measurement next to the paper-regime family.
 
 tiny-t5's drafters agree with the target far more than the paper's FLAN-T5 drafters (Fig. 2);
 ``tiny-t5-paper`` has the same target with weaker drafters, in the paper's regime. Notebooks 01,
@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engine.stats import call_cost, model_size_costs, pooled_swi
 from ..measure.curves import run_lengths
+from ..measure.records import fastest
 from .claims import Difference, paired_difference, rate_difference
 
 PAPER_REGIME = "tiny-t5-paper"  # the second family of every side-by-side
-COSTS = ("model size", "previous work")
+METRICS = ("model size", "previous work")  # the SWI cost tables a comparison prices with
 
 
 def first_accepted_counts(match_lists, pos: int) -> tuple[list[int], list[int]]:
@@ -35,56 +37,81 @@ def first_accepted_counts(match_lists, pos: int) -> tuple[list[int], list[int]]:
     return hits, totals
 
 
-def _costs(stats, costs: str) -> dict[str, float]:
-    if costs not in COSTS:
-        raise ValueError(f"costs must be one of {COSTS}, got {costs!r}")
-    return stats.model_size_costs() if costs == "model size" else stats.previous_work_costs
+def _check_metric(metric: str) -> None:
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
 
 
-def swi_counts(gens, costs: str = "model size") -> tuple[list[int], list[float]]:
-    """Per generation: output tokens and their cost in target calls, priced by ``costs``.
+def _costs(stats, metric: str) -> dict[str, float]:
+    _check_metric(metric)
+    return stats.model_size_costs() if metric == "model size" else stats.previous_work_costs
+
+
+def swi_counts(gens, metric: str = "model size") -> tuple[list[int], list[float]]:
+    """Per generation: output tokens and their cost in target calls, priced by ``metric`` (one of :data:`METRICS`).
 
     The pooled SWI of the runs is ``sum(tokens) / sum(cost)``; two lists of runs on the same
     prompts compare with :func:`swi_difference`.
     """
     tokens, cost = [], []
     for g in gens:
-        c = _costs(g.stats, costs)
         tokens.append(g.stats.n_tokens)
-        cost.append(sum(n * c.get(m, 0.0) for m, n in g.stats.calls.items()))
+        cost.append(call_cost(g.stats.calls, _costs(g.stats, metric)))
     return tokens, cost
 
 
-def swi(gens, costs: str = "model size") -> float:
-    """Pooled SWI of runs: all their tokens over all their cost in target calls (NaN if nothing was spent)."""
-    tokens, cost = swi_counts(gens, costs)
-    return sum(tokens) / sum(cost) if sum(cost) > 0 else float("nan")
+def swi(gens, metric: str = "model size") -> float:
+    """Pooled SWI of runs (:func:`csd_lib.engine.stats.pooled_swi` of :func:`swi_counts`)."""
+    return pooled_swi(*swi_counts(gens, metric))
 
 
-def swi_difference(a, b, costs: str = "model size") -> Difference:
+def swi_difference(a, b, metric: str = "model size") -> Difference:
     """Pooled SWI of runs ``a`` minus runs ``b`` (the same prompts, in order), prompts as paired clusters
     (:func:`claims.rate_difference`: t interval at 3 to 5 prompts, sign-flip from 6, too few below 3)."""
     if len(a) != len(b):
         raise ValueError(f"need the same prompts on both sides, got {len(a)} and {len(b)} runs")
-    return rate_difference(*swi_counts(a, costs), *swi_counts(b, costs))
+    return rate_difference(*swi_counts(a, metric), *swi_counts(b, metric))
 
 
-def relative_gain(a, b, costs: str = "model size") -> list[float]:
+def relative_gain(a, b, metric: str = "model size") -> list[float]:
     """Per prompt: SWI of run ``a`` over SWI of run ``b``, minus 1 (``a``'s gain over ``b``)."""
     if len(a) != len(b):
         raise ValueError(f"need the same prompts on both sides, got {len(a)} and {len(b)} runs")
-    (ta, ca), (tb, cb) = swi_counts(a, costs), swi_counts(b, costs)
-    return [(x / y) / (u / v) - 1 if y > 0 and v > 0 and u > 0 else float("nan")
+    (ta, ca), (tb, cb) = swi_counts(a, metric), swi_counts(b, metric)
+    return [pooled_swi([x], [y]) / pooled_swi([u], [v]) - 1 if y > 0 and v > 0 and u > 0 else float("nan")
             for x, y, u, v in zip(ta, ca, tb, cb)]
 
 
-def gain_difference(a1, b1, a2, b2, costs: str = "model size") -> Difference:
+def gain_difference(a1, b1, a2, b2, metric: str = "model size") -> Difference:
     """How much more ``a2`` gains over ``b2`` than ``a1`` over ``b1`` (relative SWI gains, same prompts).
 
     Positive: the gain is larger in the second regime, beyond the noise when the interval
     excludes 0. All four lists hold one run per prompt, the same prompts in the same order.
     """
-    return paired_difference(relative_gain(a2, b2, costs), relative_gain(a1, b1, costs))
+    return paired_difference(relative_gain(a2, b2, metric), relative_gain(a1, b1, metric))
+
+
+def record_counts(records, method: str, metric: str = "model size") -> dict[int, tuple[int, float]]:
+    """{example: (output tokens, cost in target calls)} of ``method``'s fastest repeat per example in
+    benchmark records, priced by ``metric`` (the per-example form of :func:`swi_counts`)."""
+    _check_metric(metric)
+    out = {}
+    for i, r in fastest(records).get(method, {}).items():
+        st = r.stats
+        c = model_size_costs(st["params"]) if metric == "model size" else st["previous_work_costs"]
+        out[i] = (st["n_tokens"], call_cost(st["calls"], c))
+    return out
+
+
+def run_swi(run: dict[int, tuple[int, float]]) -> float:
+    """Pooled SWI of a run given as {example: (tokens, cost)} (:func:`record_counts`)."""
+    return pooled_swi([t for t, _ in run.values()], [c for _, c in run.values()])
+
+
+def run_difference(a: dict, b: dict) -> Difference:
+    """Pooled SWI of run ``a`` minus run ``b`` over the examples both ran, examples as paired clusters."""
+    common = sorted(set(a) & set(b))
+    return rate_difference(*([run[i][j] for i in common] for run in (a, b) for j in (0, 1)))
 
 
 def side_family(name: str) -> str:

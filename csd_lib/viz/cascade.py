@@ -228,6 +228,7 @@ def cascade_tree(k, drafters: list[str] | None = None, lenience: float | None = 
     return dict(nodes=nodes, rows=rows, k=K, drafters=names, lenience=lam, target=target)
 
 
+# long: a plotting layout (boxes, arrows and labels of the cascade, placed one by one)
 def cascade_tree_figure(k, drafters: list[str] | None = None, lenience: float | None = None,
                         target: str = "target", title: str | None = None):
     """A picture of Algorithm 1 (the paper's Fig. 1) for any K: who drafts for whom.

@@ -71,7 +71,7 @@ def test_stored_config_has_the_published_fields(rid):
 
 @pytest.mark.parametrize("rid", sorted(SIZES))
 def test_full_depth_parameter_count_within_2_percent(rid):
-    n = shadow.count_params(shadow.published_config(rid))  # meta device: nothing allocated
+    n = shadow.config_params(shadow.published_config(rid))  # meta device: nothing allocated
     assert abs(n / SIZES[rid] - 1) < 0.02, f"{rid}: {n / 1e6:.1f}M vs published {SIZES[rid] / 1e6:.0f}M"
 
 
@@ -138,15 +138,15 @@ def test_tokenizer_matches_the_real_one(offline_hub, rid):
 def test_rebuild_reuses_the_snapshot(hub):
     rec = shadow.build_shadow(hub, "double7/vicuna-68m", max_layers=1)
     assert rec["reused"] and rec["cut"] == {"num_hidden_layers": "2->1"}
-    assert rec["params_full"] == shadow.count_params(shadow.published_config("double7/vicuna-68m"))
+    assert rec["params_full"] == shadow.config_params(shadow.published_config("double7/vicuna-68m"))
 
 
 def test_relative_position_encoder_has_no_prompt_length_limit():
-    from csd_lib.families.toy import random_model
-    t5 = LM("t", random_model("t5", 40, "small", 0, dtype=torch.float32))
+    from csd_lib.families.toy import toy_model
+    t5 = LM("t", toy_model("t5", 40, "small", 0, dtype=torch.float32))
     assert t5.max_length is None
     assert t5.start(list(range(3, 40)) * 20)  # a 740-token prompt
-    llama = LM("l", random_model("llama", 40, "small", 0, dtype=torch.float32))
+    llama = LM("l", toy_model("llama", 40, "small", 0, dtype=torch.float32))
     assert llama.max_length == 512
 
 
