@@ -1,19 +1,23 @@
-"""Two regimes side by side: a family's measurement next to the paper-regime family (issue 17).
+"""Two regimes side by side: a family's measurement next to the paper-regime family.
 
 tiny-t5's drafters agree with the target far more than the paper's FLAN-T5 drafters (Fig. 2);
 ``tiny-t5-paper`` has the same target with weaker drafters, in the paper's regime. Notebooks 01,
 03, 04 and 06 run one measurement on both and state each direction only beyond the noise over
-prompts: these helpers turn runs into the per-prompt counts that :mod:`csd_lib.claims` takes.
+prompts: these helpers turn runs into the per-prompt counts that :mod:`csd_lib.report.claims` takes.
+A real family has no tiny counterpart (its drafters, tokenizer and tasks are its own), so
+:func:`side_family` gives none for it and :func:`no_side_reason` says why.
 Pure functions of match arrays and generations; no model is loaded here.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..engine.stats import swi as _swi
 from ..measure.curves import run_lengths
 from .claims import Difference, paired_difference, rate_difference
 
 PAPER_REGIME = "tiny-t5-paper"  # the second family of every side-by-side
+EMBEDDED = ("tiny-t5", "tiny-llama", PAPER_REGIME)  # the families with a side: the embedded ones
 COSTS = ("model size", "previous work")
 
 
@@ -41,6 +45,11 @@ def _costs(stats, costs: str) -> dict[str, float]:
     return stats.model_size_costs() if costs == "model size" else stats.previous_work_costs
 
 
+def call_cost(calls: dict[str, int], costs: dict[str, float]) -> float:
+    """What ``calls`` ({model: forward calls}) cost in target calls, each priced by ``costs`` (missing: 0)."""
+    return sum(n * costs.get(m, 0.0) for m, n in calls.items())
+
+
 def swi_counts(gens, costs: str = "model size") -> tuple[list[int], list[float]]:
     """Per generation: output tokens and their cost in target calls, priced by ``costs``.
 
@@ -49,16 +58,22 @@ def swi_counts(gens, costs: str = "model size") -> tuple[list[int], list[float]]
     """
     tokens, cost = [], []
     for g in gens:
-        c = _costs(g.stats, costs)
         tokens.append(g.stats.n_tokens)
-        cost.append(sum(n * c.get(m, 0.0) for m, n in g.stats.calls.items()))
+        cost.append(call_cost(g.stats.calls, _costs(g.stats, costs)))
     return tokens, cost
 
 
 def swi(gens, costs: str = "model size") -> float:
-    """Pooled SWI of runs: all their tokens over all their cost in target calls (NaN if nothing was spent)."""
-    tokens, cost = swi_counts(gens, costs)
-    return sum(tokens) / sum(cost) if sum(cost) > 0 else float("nan")
+    """Pooled SWI of runs (:func:`csd_lib.engine.stats.swi` of their summed tokens and calls; NaN if
+    nothing was spent), each call priced by ``costs`` ("model size" or "previous work")."""
+    gens = list(gens)
+    if not gens:
+        return float("nan")
+    calls: dict[str, int] = {}
+    for g in gens:
+        for m, n in g.stats.calls.items():
+            calls[m] = calls.get(m, 0) + n
+    return _swi(sum(g.stats.n_tokens for g in gens), calls, _costs(gens[0].stats, costs))
 
 
 def swi_difference(a, b, costs: str = "model size") -> Difference:
@@ -87,6 +102,17 @@ def gain_difference(a1, b1, a2, b2, costs: str = "model size") -> Difference:
     return paired_difference(relative_gain(a2, b2, costs), relative_gain(a1, b1, costs))
 
 
-def side_family(name: str) -> str:
-    """The family shown beside ``name``: the paper regime, or tiny-t5 beside the paper regime itself."""
+def side_family(name: str) -> str | None:
+    """The family shown beside the embedded family ``name``: the paper regime, or tiny-t5 beside the paper
+    regime itself; None for any other family (:func:`no_side_reason`)."""
+    if name not in EMBEDDED:
+        return None
     return "tiny-t5" if name == PAPER_REGIME else PAPER_REGIME
+
+
+def no_side_reason(name: str) -> str:
+    """Why a family has no side-by-side ('' when it has one), as a sentence for a notebook."""
+    if side_family(name) is not None:
+        return ""
+    return (f"{name} has no side family: the embedded tiny families share neither its tokenizer nor its tasks, so "
+            f"their numbers would not be comparable; its own drafters, smallest to largest, are the regimes to compare.")
