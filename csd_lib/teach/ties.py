@@ -1,6 +1,6 @@
 """A 'check your answer' cell whose right answer may be a tie: every tied optimum passes.
 
-:func:`check_one_of` compares the answer with each accepted value as :func:`csd_lib.teach.exercises.check`
+:func:`tied_check` compares the answer with each accepted value as :func:`csd_lib.teach.exercises.check`
 does; a wrong answer is told how many values tie, not which. Pure: no model, no I/O.
 """
 from __future__ import annotations
@@ -8,11 +8,11 @@ from __future__ import annotations
 from .exercises import Verdict, check
 
 
-def check_one_of(answer, accepted, *, rel: float = 0.05, abs_tol: float = 0.0, what: str = "your answer") -> Verdict:
+def tied_check(answer, accepted, *, rel: float = 0.05, abs_tol: float = 0.0, what: str = "your answer") -> Verdict:
     """``answer`` against every value of ``accepted`` (the tied optima); it passes when it matches one."""
     accepted = list(accepted)
     if not accepted:
-        raise ValueError("check_one_of needs at least one accepted answer")
+        raise ValueError("tied_check needs at least one accepted answer")
     if answer is None:
         return check(None, accepted[0], rel=rel, abs_tol=abs_tol, what=what)
     for value in accepted:
