@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from .plan import vertical_k
+
 _NAME = re.compile(r"k(\d)(\d)$")
 
 
@@ -42,3 +44,9 @@ def without_mag(k) -> list[list[int]]:
 def variants(k) -> dict[str, list[list[int]]]:
     """The default K, the K without the horizontal tail and the K without MaG, by name."""
     return {"default K": [list(r) for r in k], "vertical only": without_tail(k), "no MaG": without_mag(k)}
+
+
+def base_mag_k(family, task: str | None = None) -> list[list[int]]:
+    """K of paper Table 2's "base + MaG" run, as the committed ``-vertical`` results ran it:
+    :func:`~csd_lib.engine.plan.vertical_k` at SD's draft length for ``task`` (``family.sd_k_for``)."""
+    return vertical_k(family.sd_k_for(task), len(family.drafters) + 1, family.mag.n)

@@ -30,3 +30,12 @@ def test_variants_names_the_three_runs():
     v = variants(K3)
     assert list(v) == ["default K", "vertical only", "no MaG"]
     assert v["default K"] == K3 and v["default K"] is not K3
+
+
+def test_base_mag_k_is_vertical_k_at_sds_draft_length():
+    from types import SimpleNamespace
+
+    from csd_lib.engine.kvariants import base_mag_k
+    fam = SimpleNamespace(drafters=[1, 2], mag=SimpleNamespace(n=10), sd_k_for=lambda task: 16 if task else 5)
+    assert base_mag_k(fam, "synth-gsm8k") == [[16, 0, 10], [0, 0, 10], [0, 0, 10]]  # the committed -vertical runs' K
+    assert base_mag_k(fam) == [[5, 0, 10], [0, 0, 10], [0, 0, 10]]
