@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..engine.plan import Plan
 from ..engine.stats import model_size_costs, swi
-from ..measure.records import fastest
+from ..measure.records import ALL_METHODS, fastest
 from .claims import Difference, rate_difference
 from .regimes import COSTS, call_cost
 
@@ -130,3 +130,12 @@ def lenient_pairs(plan: Plan) -> list[str]:
     for i, reviewer in enumerate(plan.neural):
         out += [f"{reviewer}<-{p}" for p in plan.drafters[i + 1:] if p != "mag" or plan.mag_lenience]
     return out
+
+
+def summary_columns(summaries: dict[str, dict], key: str, label: str, order=ALL_METHODS) -> dict[str, dict]:
+    """{f"{label}: {task}": {method: summary value}} of per-task summaries, methods in ``order`` (those present
+    in the first task's summary); a table with one column per task."""
+    if not summaries:
+        raise ValueError("summary_columns needs at least one task's summary")
+    methods = [m for m in order if m in next(iter(summaries.values()))]
+    return {f"{label}: {task}": {m: s[m][key] if m in s else None for m in methods} for task, s in summaries.items()}

@@ -75,3 +75,13 @@ def test_lenient_pairs_follow_the_plan():
     assert lenient_pairs(one) == []  # MaG is reviewed strictly: lenience has nothing to act on
     assert lenient_pairs(Plan.csd(("small", "mag"), [[8, 0], [0, 10]], lenience=5.0, mag_lenience=True)) == ["small<-mag"]
     assert lenient_pairs(Plan.sd(4, "small")) == []
+
+
+def test_summary_columns_one_column_per_task_in_method_order():
+    from csd_lib.report.compare import summary_columns
+    s = {"t1": {"csd": dict(v=3.0), "ar": dict(v=1.0)}, "t2": {"ar": dict(v=1.0)}}
+    cols = summary_columns(s, "v", "SWI")
+    assert list(cols) == ["SWI: t1", "SWI: t2"]
+    assert list(cols["SWI: t1"]) == ["ar", "csd"] and cols["SWI: t2"] == {"ar": 1.0, "csd": None}
+    with pytest.raises(ValueError):
+        summary_columns({}, "v", "SWI")
