@@ -1,8 +1,6 @@
 """Notebook setup."""
 from __future__ import annotations
 
-import json
-
 import torch
 
 from .. import config
@@ -32,16 +30,8 @@ def show_in_output(out, fig) -> None:
     The outputs are set as one widget state change rather than captured with ``with out:``.
     Capturing makes a headless client (nbclient, as nbval and nbconvert run notebooks) answer
     with its own comm message, which can leave the next cell waiting out its whole timeout;
-    setting the state sends nothing back. The display data are computed without displaying ``fig``:
-    a plotly figure's ``_ipython_display_`` would put it in the cell's own output, not the widget's.
+    setting the state sends nothing back.
     """
-    bundle = fig._repr_mimebundle_() if hasattr(fig, "_repr_mimebundle_") else None
-    if not bundle and hasattr(fig, "to_plotly_json"):  # no plotly renderer chosen (outside a kernel)
-        import plotly.io as pio  # plotly: imported when a figure is drawn
-        bundle = {"application/vnd.plotly.v1+json": json.loads(pio.to_json(fig, validate=False))}
     with out.hold_sync():
         out.outputs = ()
-        if bundle:
-            out.outputs = ({"output_type": "display_data", "data": bundle, "metadata": {}},)
-        else:
-            out.append_display_data(fig)
+        out.append_display_data(fig)

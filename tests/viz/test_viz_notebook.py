@@ -46,18 +46,3 @@ def test_weight_loading_bars_hidden_download_bars_kept():
     finally:
         hf_logging.enable_progress_bar()
         enable_progress_bars()
-
-
-def test_show_in_output_puts_a_plotly_figure_in_the_widget_only(capsys):
-    import ipywidgets as w
-    import plotly.graph_objects as go
-
-    from csd_lib.viz.notebook import show_in_output
-    pio.renderers.default = "plotly_mimetype"  # the kernel's renderer; the fixture restores the default
-    out = w.Output()
-    show_in_output(out, go.Figure(go.Scatter(y=[1, 2, 3])))
-    (shown,) = out.outputs
-    assert shown["data"]["application/vnd.plotly.v1+json"]["data"][0]["y"] == [1, 2, 3]
-    show_in_output(out, go.Figure(go.Scatter(y=[4])))
-    assert len(out.outputs) == 1 and out.outputs[0]["data"]["application/vnd.plotly.v1+json"]["data"][0]["y"] == [4]
-    assert capsys.readouterr().out == ""
