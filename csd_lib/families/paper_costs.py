@@ -29,10 +29,10 @@ PREVIOUS_WORK = {
                         "no published per-call cost for a Llama drafter: the parameter ratio 68M/7B "
                         "(the paper's model-size table)"),
     "tiny-t5": CostTable({"target": 1.0, "base": 0.04, "small": 0.02, "mag": 0.0},
-                         "the FLAN-T5-XXL table (Leviathan et al.) applied by role: what the paper's "
-                         "costs would make of this cascade's calls, not the tiny models' own costs"),
+                         "Leviathan et al.'s T5 costs (relative to T5-XXL) applied by role: what the "
+                         "paper's costs would make of this cascade's calls, not the tiny models' own costs"),
     "tiny-llama": CostTable({"target": 1.0, "small": 0.02, "mag": 0.0},
-                            "the FLAN-T5-XXL table's small-drafter cost (0.02) applied by role, not the "
+                            "Leviathan et al.'s T5-small cost (0.02 of T5-XXL) applied by role, not the "
                             "tiny models' own costs"),
 }
 

@@ -3,7 +3,9 @@
 tiny-t5's drafters agree with the target far more than the paper's FLAN-T5 drafters (Fig. 2);
 ``tiny-t5-paper`` has the same target with weaker drafters, in the paper's regime. Notebooks 01,
 03, 04 and 06 run one measurement on both and state each direction only beyond the noise over
-prompts: these helpers turn runs into the per-prompt counts that :mod:`csd_lib.claims` takes.
+prompts: these helpers turn runs into the per-prompt counts that :mod:`csd_lib.report.claims` takes.
+A real family has no tiny counterpart (its drafters, tokenizer and tasks are its own), so
+:func:`side_family` gives none for it and :func:`no_side_reason` says why.
 Pure functions of match arrays and generations; no model is loaded here.
 """
 from __future__ import annotations
@@ -12,11 +14,11 @@ import numpy as np
 
 from ..engine.stats import call_cost, model_size_costs, pooled_swi
 from ..measure.curves import run_lengths
-from ..measure.records import fastest
 from .claims import Difference, paired_difference, rate_difference
 
 PAPER_REGIME = "tiny-t5-paper"  # the second family of every side-by-side
 METRICS = ("model size", "previous work")  # the SWI cost tables a comparison prices with
+EMBEDDED = ("tiny-t5", "tiny-llama", PAPER_REGIME)  # the families with a side: the embedded ones
 
 
 def first_accepted_counts(match_lists, pos: int) -> tuple[list[int], list[int]]:
@@ -91,29 +93,17 @@ def gain_difference(a1, b1, a2, b2, metric: str = "model size") -> Difference:
     return paired_difference(relative_gain(a2, b2, metric), relative_gain(a1, b1, metric))
 
 
-def record_counts(records, method: str, metric: str = "model size") -> dict[int, tuple[int, float]]:
-    """{example: (output tokens, cost in target calls)} of ``method``'s fastest repeat per example in
-    benchmark records, priced by ``metric`` (the per-example form of :func:`swi_counts`)."""
-    _check_metric(metric)
-    out = {}
-    for i, r in fastest(records).get(method, {}).items():
-        st = r.stats
-        c = model_size_costs(st["params"]) if metric == "model size" else st["previous_work_costs"]
-        out[i] = (st["n_tokens"], call_cost(st["calls"], c))
-    return out
-
-
-def run_swi(run: dict[int, tuple[int, float]]) -> float:
-    """Pooled SWI of a run given as {example: (tokens, cost)} (:func:`record_counts`)."""
-    return pooled_swi([t for t, _ in run.values()], [c for _, c in run.values()])
-
-
-def run_difference(a: dict, b: dict) -> Difference:
-    """Pooled SWI of run ``a`` minus run ``b`` over the examples both ran, examples as paired clusters."""
-    common = sorted(set(a) & set(b))
-    return rate_difference(*([run[i][j] for i in common] for run in (a, b) for j in (0, 1)))
-
-
-def side_family(name: str) -> str:
-    """The family shown beside ``name``: the paper regime, or tiny-t5 beside the paper regime itself."""
+def side_family(name: str) -> str | None:
+    """The family shown beside the embedded family ``name``: the paper regime, or tiny-t5 beside the paper
+    regime itself; None for any other family (:func:`no_side_reason`)."""
+    if name not in EMBEDDED:
+        return None
     return "tiny-t5" if name == PAPER_REGIME else PAPER_REGIME
+
+
+def no_side_reason(name: str) -> str:
+    """Why a family has no side-by-side ('' when it has one), as a sentence for a notebook."""
+    if side_family(name) is not None:
+        return ""
+    return (f"{name} has no side family: the embedded tiny families share neither its tokenizer nor its tasks, so "
+            f"their numbers would not be comparable; its own drafters, smallest to largest, are the regimes to compare.")

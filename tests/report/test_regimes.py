@@ -50,20 +50,11 @@ def test_differences_and_gains_have_a_direction_only_beyond_the_noise():
         swi_difference(fast, slow[:3])
 
 
-def test_record_counts_price_each_examples_fastest_repeat():
-    from csd_lib.report.regimes import record_counts, run_difference, run_swi
-
-    def rec(example, wall, target, base, rep=0):
-        return dict(example=example, method="csd", rep=rep, stats=dict(
-            n_tokens=10, wall_time=wall, calls={"target": target, "base": base, "mag": 3}, forward_time={},
-            params={"target": 1000, "base": 100, "mag": 0}, previous_work_costs={"target": 1.0, "base": 0.04}))
-    recs = [rec(0, 1.0, 4, 10), rec(0, 2.0, 9, 9, rep=1), rec(1, 1.0, 5, 20)]
-    ms = record_counts(recs, "csd")
-    assert ms == {0: (10, pytest.approx(5.0)), 1: (10, pytest.approx(7.0))}  # 4 + 10 * 0.1; 5 + 20 * 0.1
-    assert record_counts(recs, "csd", "previous work")[1] == (10, pytest.approx(5.8))
-    assert run_swi(ms) == pytest.approx(20 / 12)
-    assert record_counts(recs, "sd") == {}
-    d = run_difference(ms, {0: (10, 10.0), 1: (10, 10.0), 2: (10, 1.0)})  # example 2 is not in both
-    assert d.estimate == pytest.approx(20 / 12 - 1.0) and d.n == 2
-    with pytest.raises(ValueError, match="metric must be one of"):
-        record_counts(recs, "csd", "wall")
+def test_side_family_pairs_only_the_embedded_families():
+    from csd_lib.report.regimes import no_side_reason, side_family
+    assert side_family("tiny-t5") == "tiny-t5-paper" and side_family("tiny-llama") == "tiny-t5-paper"
+    assert side_family("tiny-t5-paper") == "tiny-t5"
+    for real in ("flan-t5", "flan-t5-colab", "vicuna"):
+        assert side_family(real) is None
+        assert real in no_side_reason(real)
+    assert no_side_reason("tiny-t5") == ""
