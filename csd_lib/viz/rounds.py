@@ -25,6 +25,12 @@ def round_events(g: Generation, r: int) -> list[Event]:
     return g.events[first:tops[r] + 1]
 
 
+def first_rejected_round(g: Generation) -> int:
+    """The first target round (0-based) in which the target rejected a drafted token; 0 if none did."""
+    tops = [e for e in g.events if e.depth == 0]
+    return next((i for i, e in enumerate(tops) if e.n_accepted < len(e.tokens)), 0)
+
+
 def applied_lenience(g: Generation, e: Event) -> list[float]:
     """The lenience each drafted token of review ``e`` was judged with (1 = strict), by the plan's rule
     (:func:`csd_lib.engine.lenience.token_lenience`: MaG's tokens strict unless ``mag_lenience``)."""
@@ -63,7 +69,7 @@ def round_figure(g: Generation, tokenizer, r: int | None = None, title: str | No
     import plotly.graph_objects as go  # optional dependency: plotly
     tops = [e for e in g.events if e.depth == 0]
     if r is None:
-        r = next((i for i, e in enumerate(tops) if e.n_accepted < len(e.tokens)), 0)
+        r = first_rejected_round(g)
     evs = round_events(g, r)
     eos = getattr(tokenizer, "eos_token_id", None)
     ids = list(g.token_ids)
