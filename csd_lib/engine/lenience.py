@@ -32,12 +32,10 @@ def lenience_note(leniences: dict[str, float]) -> str:
 
 
 def plan_lenience(plan: Plan) -> str:
-    """A plan's draft-to-draft lenience in words: ``strict``, ``l = 5 on neural drafters; strict on mag``
-    (the paper's rule) or ``l = 5, on mag too``."""
+    """A plan's draft-to-draft lenience in words: ``strict``, ``l = 5, strict on mag`` (the paper's rule:
+    lenience between neural drafters only) or ``l = 5 on mag too``."""
     if plan.method != "csd" or plan.lenience == 1:
         return "strict"
     if MAG not in plan.drafters:
         return lenience_word(plan.lenience)
-    if plan.mag_lenience:
-        return f"{lenience_word(plan.lenience)}, on mag too"
-    return f"{lenience_word(plan.lenience)} on neural drafters; strict on mag"
+    return f"{lenience_word(plan.lenience)}{' on mag too' if plan.mag_lenience else ', strict on mag'}"
