@@ -28,7 +28,8 @@ def lenience_note(leniences: dict[str, float]) -> str:
     words = {who: lenience_word(lam) for who, lam in leniences.items()}
     if len(set(words.values())) <= 1:
         return next(iter(words.values()), "strict")
-    return "; ".join(f"{w} on {'+'.join(who for who in words if words[who] == w)}" for w in dict.fromkeys(words.values()))
+    groups = {w: "+".join(who for who in words if words[who] == w) for w in dict.fromkeys(words.values())}
+    return "; ".join(f"{w} on {who}" for w, who in groups.items())
 
 
 def plan_lenience(plan: Plan) -> str:

@@ -264,9 +264,9 @@ def cascade_tree_figure(k=None, drafters: list[str] | None = None, lenience: flo
     One row per level, the target on top and MaG at the bottom. Every edge is one
     drafter drafting for the reviewer above it, labelled with its K entry and the block
     length it drafts up to; solid edges are strict reviews (thick: the target's; thin: a drafter's,
-    e.g. of MaG's tokens under the paper's rule), dashed ones a drafter's lenient review (:func:`cascade_tree`); grey dotted stubs are zero entries (that
-    drafter is skipped for that reviewer). The right margin lists each reviewer's row of K and the
-    lenience it applies.
+    e.g. of MaG's tokens under the paper's rule), dashed ones a drafter's lenient review (the rule of
+    :func:`cascade_tree`); grey dotted stubs are zero entries (that drafter is skipped for that
+    reviewer). The right margin lists each reviewer's row of K and the lenience it applies.
 
     ``cascade_tree_figure(fam)`` draws a family's default K, drafters and lenience;
     ``cascade_tree_figure(plan=g.plan)`` a run's K, drafters, lenience and ``mag_lenience``.
@@ -303,7 +303,8 @@ def cascade_tree_figure(k=None, drafters: list[str] | None = None, lenience: flo
         elif nd["strict"]:  # the target's review is drawn thicker
             style, key = dict(color="#000000", dash="solid", width=2.5 if nd["by_target"] else 1.5), STRICT_EDGE
         else:
-            style, key = dict(color="#000000", dash="dash", width=2), f"lenient review ({lenience_word(nd['lenience'])})"
+            key = f"lenient review ({lenience_word(nd['lenience'])})"
+            style = dict(color="#000000", dash="dash", width=2)
         fig.add_scatter(x=[x0, x1], y=[y0, y1], mode="lines", line=style, name=key, legendgroup=key,
                         showlegend=key not in seen, hoverinfo="skip")
         seen.add(key)

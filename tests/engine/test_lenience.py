@@ -10,8 +10,8 @@ K = [[2, 3, 4], [0, 1, 3], [0, 0, 4]]
 
 def accepted(e, lams):
     """Greedy accepted prefix of a logged review under one lenience per token (the review's rule)."""
-    return next((i for i in range(len(e.tokens)) if not e.is_argmax[i] and not (lams[i] > 1 and e.px[i] > e.qx[i] / lams[i])),
-                len(e.tokens))
+    ok = [e.is_argmax[i] or (lams[i] > 1 and e.px[i] > e.qx[i] / lams[i]) for i in range(len(e.tokens))]
+    return ok.index(False) if False in ok else len(ok)
 
 
 def rule(e, plan):
