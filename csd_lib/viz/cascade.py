@@ -233,17 +233,23 @@ def cascade_tree(k=None, drafters: list[str] | None = None, lenience: float | No
                 expand(child, j)
 
     expand(add(target, 0, None, None, None, True), -1)
+    rows = _tree_rows(nodes, K, names, target, lam, mag_lenience)
+    return dict(nodes=nodes, rows=rows, k=K, drafters=names, lenience=lam, mag_lenience=mag_lenience, target=target)
+
+
+def _tree_rows(nodes, K, names, target, lam, mag_lenience) -> list[dict]:
+    """Per reviewer level that reviews something: its row of K, running thresholds and lenience per drafter."""
     rows = []
-    for r in range(n):
+    for r in range(len(names)):
         reviewer = target if r == 0 else names[r - 1]
         if reviewer == "mag" or not any(nd["level"] == r and not nd["skipped"] for nd in nodes):
             continue
-        thresholds = [sum(K[r][r:j + 1]) for j in range(r, n)]
+        thresholds = [sum(K[r][r:j + 1]) for j in range(r, len(names))]
         leniences = {d: token_lenience(d, lam, mag_lenience, r == 0) for d, b in zip(names[r:], K[r][r:]) if b > 0}
         rows.append(dict(row=r, reviewer=reviewer, level=r, budgets=K[r][r:], drafters=names[r:],
                          thresholds=thresholds, lenience=1.0 if r == 0 else lam, leniences=leniences,
                          note=lenience_note(leniences)))
-    return dict(nodes=nodes, rows=rows, k=K, drafters=names, lenience=lam, mag_lenience=mag_lenience, target=target)
+    return rows
 
 
 STRICT_EDGE = "strict review (l = 1)"  # the legend entry of a strict edge in cascade_tree_figure
@@ -256,6 +262,7 @@ def _review_words(node: dict) -> str:
     return "strictly" if node["strict"] else f"with lenience {node['lenience']:g}"
 
 
+# long: a plotting layout (boxes, arrows and labels of the cascade, placed one by one)
 def cascade_tree_figure(k=None, drafters: list[str] | None = None, lenience: float | None = None,
                         target: str = "target", title: str | None = None, mag_lenience: bool | None = None,
                         plan=None):

@@ -56,6 +56,7 @@ def _own_level(e: Event) -> str:
     return e.reviewer
 
 
+# long: a plotting layout (one row per review of the round, its boxes and annotations)
 def round_figure(g: Generation, tokenizer, r: int | None = None, title: str | None = None):
     """Target round ``r`` (default: the first round in which the target rejected a drafted token).
 
