@@ -353,9 +353,10 @@ class LivePanel:
         self.status.value = "<i>running...</i>"
         try:
             s = self._settings()
-            if self.tree_key != (s["k"], s["lenience"]):
-                self.redraw_tree(s["k"], s["lenience"])
-                self.tree_key = (s["k"], s["lenience"])
+            key = (s["k"], s["lenience"], s["mag_lenience"])
+            if self.tree_key != key:
+                self.redraw_tree(*key)
+                self.tree_key = key
             g, ar = self._generate(s)
         except ValueError as e:
             self.show_error(e)
@@ -382,8 +383,9 @@ class LivePanel:
                             f'<b>ValueError:</b> {html.escape(str(e))}</div>')
         self.status.value = ""
 
-    def redraw_tree(self, k, lenience):
-        self.tree_figure = cascade_tree_figure(k, self._cols, lenience=lenience, target=self.fam.target.name)
+    def redraw_tree(self, k, lenience, mag_lenience):
+        self.tree_figure = cascade_tree_figure(k, self._cols, lenience=lenience, mag_lenience=mag_lenience,
+                                               target=self.fam.target.name)
         show_in_output(self.tree, self.tree_figure)
 
     # -- the round stepper -----------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Model-free analyses for the notebooks: replaying Max-Gram and prompt lookup on reference texts.
+"""Model-free analyses for the notebooks: replaying Max-Gram and prompt lookup on reference texts,
+and comparing two replayed variants over the examples.
 
 A *replay* walks along a reference continuation ``y`` of a prompt ``x``. At every position
 ``t`` a proposer sees ``x + y[:t]`` and proposes up to ``n`` tokens; a greedy reviewer that
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engine.mag import BIGRAM, MATCH, MaG, longest_suffix_match
+from ..report.claims import Difference, rate_difference
 
 
 @dataclass
@@ -109,3 +111,20 @@ def replay_summary(rows: list[dict], variant: str) -> dict:
                 mean_accepted=acc / n, match_share=sum(r["from_match"] for r in rows) / max(1, proposed),
                 no_proposal=sum(r["proposed"] == 0 for r in rows) / n,
                 accepted_from_bigram=sum(r["accepted_bigram"] for r in rows) / max(1, acc))
+
+
+def replay_counts(per_example: list[list[dict]], what: str = "accepted") -> tuple[list[int], list[int]]:
+    """Per example (one list of :func:`replay` rows each): the summed ``what`` (``"accepted"`` tokens or
+    first-token ``"hit"``) and the positions replayed."""
+    if what not in ("accepted", "hit"):
+        raise ValueError(f"what must be 'accepted' (tokens per call) or 'hit' (first token right), got {what!r}")
+    return [sum(r[what] for r in rows) for rows in per_example], [len(rows) for rows in per_example]
+
+
+def replay_difference(a: list[list[dict]], b: list[list[dict]], what: str = "accepted") -> Difference:
+    """Per-call rate of ``what`` pooled over examples, variant ``a`` minus ``b`` replayed on the same
+    examples (in order), the examples as paired clusters (:func:`claims.rate_difference`)."""
+    if len(a) != len(b):
+        raise ValueError(f"need both variants replayed on the same examples, got {len(a)} and {len(b)}")
+    return rate_difference(*replay_counts(a, what), *replay_counts(b, what))
+

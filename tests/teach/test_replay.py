@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 
 from csd_lib.engine.mag import BIGRAM, MATCH, MaG
-from csd_lib.teach.replay import RuleProposal, mag_proposer, prompt_lookup_proposer, replay, replay_summary
+from csd_lib.report.claims import rate_difference
+from csd_lib.teach.replay import (RuleProposal, mag_proposer, prompt_lookup_proposer, replay, replay_counts,
+                                 replay_difference, replay_summary)
 
 # bigram table over 10 tokens: v -> (v + 1) % 10
 BIGRAM_TABLE = np.array([(v + 1) % 10 for v in range(10)], dtype=np.int32)
@@ -77,3 +79,18 @@ def test_replay_summary_by_hand():
                      accepted_from_bigram=pytest.approx(1 / 3))
     empty = replay_summary([], "none")
     assert empty["positions"] == 0 and empty["hit_rate"] == 0.0 and empty["match_share"] == 0.0
+
+
+def test_replay_difference_pairs_the_examples():
+    a = [[dict(accepted=2, hit=True), dict(accepted=0, hit=False)], [dict(accepted=3, hit=True)],
+         [dict(accepted=1, hit=True)] * 3]
+    b = [[dict(accepted=1, hit=True), dict(accepted=0, hit=False)], [dict(accepted=0, hit=False)],
+         [dict(accepted=0, hit=False)] * 3]
+    assert replay_counts(a) == ([2, 3, 3], [2, 1, 3]) and replay_counts(b, "hit") == ([1, 0, 0], [2, 1, 3])
+    d = replay_difference(a, b)
+    assert d == rate_difference([2, 3, 3], [2, 1, 3], [1, 0, 0], [2, 1, 3])
+    assert d.estimate == pytest.approx(8 / 6 - 1 / 6)
+    with pytest.raises(ValueError, match="same examples"):
+        replay_difference(a, b[:2])
+    with pytest.raises(ValueError, match="what must be"):
+        replay_counts(a, "tokens")

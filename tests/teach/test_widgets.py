@@ -205,8 +205,10 @@ def test_mag_rule_control_reaches_the_plan_and_the_readout(agreeing):
     rule = p.controls["mag_lenience"]
     assert "csd-mag-lenience" in rule._dom_classes and rule.value is MAG_LENIENCE
     assert p.last.plan.mag_lenience is MAG_LENIENCE
+    tree = p.tree_figure.to_json()
     rule.value = not MAG_LENIENCE
     assert p.runs == 2 and p.last.plan.mag_lenience is (not MAG_LENIENCE)
+    assert p.tree_figure.to_json() != tree  # the Algorithm-1 picture redraws MaG's edges under the new rule
     assert f"mag_lenience {MAG_LENIENCE} \u2192 {not MAG_LENIENCE}" in p.diff.value
     p.controls["method"].value = "sd"   # the rule is csd's: sd's plan keeps the default
     assert p.error.value == "" and p.last.plan.mag_lenience is MAG_LENIENCE
