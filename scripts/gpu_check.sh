@@ -33,6 +33,7 @@ fi
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 # On a GPU, 470 s at most: the plan's own budget (450 s) plus the step in flight (the JSON is rewritten
 # after every step). A dry run is held by its plan's budget alone.
-LIMIT=(timeout "${GPU_CHECK_TIMEOUT:-470}")
-[[ " $* " == *" --dry-run "* ]] && LIMIT=()
-"${LIMIT[@]}" $PY scripts/gpu_check.py --out "$OUT_DIR" "$@" 2>&1 | tee "$OUT_DIR/gpu_check.log"
+# On a GPU each preset's shadows (up to 23 GB) are deleted after its last step.
+LIMIT=(timeout "${GPU_CHECK_TIMEOUT:-470}") FREE=(--free-disk)
+[[ " $* " == *" --dry-run "* ]] && LIMIT=() FREE=()
+"${LIMIT[@]}" $PY scripts/gpu_check.py --out "$OUT_DIR" "${FREE[@]}" "$@" 2>&1 | tee "$OUT_DIR/gpu_check.log"
