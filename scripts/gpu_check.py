@@ -34,6 +34,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -48,6 +49,7 @@ if str(ROOT) not in sys.path:  # `python scripts/gpu_check.py` puts scripts/ on 
 from csd_lib.fileio import write_atomic  # noqa: E402  (light: no torch)
 
 PRESETS = ("flan-t5-colab", "flan-t5", "vicuna")
+TINY = ("tiny-t5", "tiny-llama")  # embedded families: no shadows needed
 DTYPES = ("fp32", "bf16", "fp16")
 DEFAULT_PLAN = "vicuna,flan-t5-colab:bf16,flan-t5-colab:fp16,nb:00,nb:07,flan-t5"
 # Seconds each step is expected to take on one H200 at full depth (the skip rule's estimates; a
@@ -210,11 +212,15 @@ def worker_notebook(args) -> None:
                       CSD_PLOTLY_RENDERER="plotly_mimetype")  # plotly.js is not carried (scripts/gpu_wheels.sh)
     nb = nbformat.read(path, as_version=4)
     cells, start = [], {}
+
+    def done(cell, cell_index, execute_reply):
+        cells.append([cell_index, round(time.time() - start["t"], 2)])
+        print(f"cell {cell_index}: {cells[-1][1]} s", flush=True)  # what a step stopped at its limit still shows
+
     client = NotebookClient(nb, timeout=int(args.cell_timeout), kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}},
-                            on_cell_execute=lambda cell, cell_index: start.update(i=cell_index, t=time.time()),
-                            on_cell_executed=lambda cell, cell_index, execute_reply: cells.append(
-                                [cell_index, round(time.time() - start["t"], 2)]))
+                            resources={"metadata": {"path": str(path.parent)}}, on_cell_executed=done,
+                            on_cell_execute=lambda cell, cell_index: start.update(i=cell_index, t=time.time()))
+
     t0, error = time.time(), None
     try:
         client.execute()
@@ -295,13 +301,17 @@ class Check:
             rec["cmd"] = " ".join(cmd)
             print(f"[{time.monotonic() - self.t0:5.0f} s] {name}: {rec['cmd']} (limit {limit:.0f} s)", flush=True)
             t0 = time.monotonic()
+            # its own process group, so that a step stopped at its limit takes its children (a kernel) along
+            p = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, start_new_session=True)
             try:
-                p = subprocess.run(cmd, cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=limit)
-                out, err, rc = p.stdout, p.stderr, p.returncode
+                out, err = p.communicate(timeout=limit)
+                rc = p.returncode
                 status = "ok" if rc == 0 else "failed"
-            except subprocess.TimeoutExpired as e:
-                out, err, rc = _text(e.stdout), _text(e.stderr), None
-                status = "timeout"
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                out, err = p.communicate()
+                rc, status = None, "timeout"
             rec.update(status=status, rc=rc, seconds=round(time.monotonic() - t0, 1))
             results = [ln[7:] for ln in out.splitlines() if ln.startswith("RESULT ")]
             if results:
@@ -317,10 +327,6 @@ class Check:
             print("  " + rec["tail"][-600:].replace("\n", "\n  "), flush=True)
         self.save()
         return rec
-
-
-def _text(b) -> str:
-    return b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
 
 
 def compare_predictions(measured: dict, two: dict) -> list[dict]:
@@ -350,13 +356,15 @@ def run_plan(args) -> int:
     plan = parse_plan(args.plan)
     last_use = {}
     for i, (kind, name, _) in enumerate(plan):
-        last_use["flan-t5-colab" if kind == "notebook" else name] = i
+        last_use[args.notebook_family if kind == "notebook" else name] = i
     try:
         env = check.step("env", [py, me, "env"], estimate("env", None, dry))
         check.record["machine"] = env.get("result")
         built, predicted_2 = {}, {}
         for i, (kind, name, dtype) in enumerate(plan):
             preset = args.notebook_family if kind == "notebook" else name
+            if preset in TINY:
+                built[preset] = True
             if preset not in built:
                 built[preset] = check.step(f"shadows:{preset}", [py, me, "shadows", "--hub", str(hub), "--preset",
                                                                  preset, *dev, *layers],
@@ -388,6 +396,9 @@ def run_plan(args) -> int:
                 predicted_2[name] = two.get("result")
             if m.get("result") and predicted_2[name]:
                 m["compare_2_layers"] = compare_predictions(m["result"], predicted_2[name])
+                if dry:
+                    m["compare_note"] = ("dry run: the measured costs are of 1-layer shadows, the other prediction "
+                                         "scales 1 layer to full depth, so the ratio checks nothing here")
                 check.save()
             summary = work / f"bench-{tag}.json"
             b = check.step(f"bench:{tag}", [py, "-m", "csd_lib", "bench", "--family", name, *dt, *dev, "--n",
@@ -406,10 +417,35 @@ def run_plan(args) -> int:
         check.save()
         shutil.rmtree(work, ignore_errors=True)
     steps = check.record["steps"]
+    for line in summary_lines(steps):
+        print(line)
     counts = {s: sum(r["status"] == s for r in steps) for s in ("ok", "failed", "timeout", "skipped")}
     print(f"gpu_check: {len(steps)} steps: " + ", ".join(f"{n} {s}" for s, n in counts.items())
           + f"; {check.record['elapsed_s']:.0f} s; wrote {out / 'gpu_check.json'}", flush=True)
     return 0 if counts["failed"] + counts["timeout"] == 0 else 1
+
+
+def summary_lines(steps: list[dict]) -> list[str]:
+    """A short table of what the steps measured: one line per costs, predict, bench and notebook step that ran."""
+    lines = []
+    for s in steps:
+        r, kind = s.get("result"), s["name"].split(":")[0]
+        head = f"{s['name']:<34}{s['status']:<8}{s.get('seconds', 0):>7.1f} s  "
+        if not r or kind in ("env", "shadows", "predict-2-layers"):
+            lines.append(head + (s.get("why", "") if s["status"] == "skipped" else ""))
+        elif kind == "costs":
+            lines.append(head + ", ".join(f"{row['model']} {row['ms_1']:.2f} ms/call" for row in r["cost_rows"])
+                         + (f"; wo in fp32: {r['wo_fp32']}" if r["wo_fp32"] is not None else ""))
+        elif kind == "predict":
+            ar = next((c for c in s.get("compare_2_layers", []) if c["method"] == "ar"), None)
+            lines.append(head + f"ar {r['best']['ar']['tokens_per_s']:.1f} tok/s, csd {r['best']['csd']['tokens_per_s']:.1f}"
+                         + (f"; 2-layer extrapolation / measured: {ar['ratio']:.2f}" if ar else ""))
+        elif kind == "bench":
+            lines.append(head + ", ".join(f"{m} {v['tokens_per_s']:.1f} tok/s ({v['mismatches']} mismatches)"
+                                          for m, v in r.items()))
+        elif kind == "notebook":
+            lines.append(head + f"{r['cells_run']}/{r['code_cells']} code cells" + (f"; {r['error']}" if r["error"] else ""))
+    return lines
 
 
 def _ids(preset: str) -> list[str]:
@@ -427,7 +463,9 @@ def main(argv=None) -> int:
     ap.add_argument("--plan", default=DEFAULT_PLAN, help="items in order: PRESET[:DTYPE] or nb:NN")
     ap.add_argument("--budget-s", type=float, default=None,
                     help="seconds for the whole plan, later steps are skipped (default: 450; a dry run 2400)")
-    ap.add_argument("--notebook-family", choices=PRESETS, default="flan-t5-colab")
+    ap.add_argument("--notebook-family", choices=PRESETS + TINY, default=None,
+                    help="CSD_FAMILY of the notebooks (default: flan-t5-colab; a dry run tiny-t5, since real "
+                         "families' notebooks take tens of minutes on a CPU even at 1 layer)")
     ap.add_argument("--cost-seconds", type=float, default=None, help="cost measurement budget per family")
     ap.add_argument("--n-grid", type=int_list, default=None, help="tokens per call timed by costs")
     ap.add_argument("--bench-n", type=int, default=None, help="bench examples")
@@ -436,8 +474,8 @@ def main(argv=None) -> int:
     ap.add_argument("--free-disk", action="store_true", help="delete a preset's shadows after its last plan item")
     ap.add_argument("--work", default=None, help="folder for the temporary hub and files (default: the temp dir)")
     args = ap.parse_args(argv)
-    small = dict(budget_s=2400.0, cost_seconds=1.0, n_grid=(1, 2), bench_n=1, max_new_tokens=8, cell_timeout=600)
-    full = dict(budget_s=450.0, cost_seconds=8.0, n_grid=(1, 4, 16), bench_n=2, max_new_tokens=64, cell_timeout=300)
+    small = dict(budget_s=2400.0, notebook_family="tiny-t5", cost_seconds=1.0, n_grid=(1, 2), bench_n=1, max_new_tokens=8, cell_timeout=600)
+    full = dict(budget_s=450.0, notebook_family="flan-t5-colab", cost_seconds=8.0, n_grid=(1, 4, 16), bench_n=2, max_new_tokens=64, cell_timeout=300)
     for k, v in (small if args.dry_run else full).items():
         if getattr(args, k) is None:
             setattr(args, k, v)
