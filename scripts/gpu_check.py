@@ -18,9 +18,9 @@ Run by scripts/gpu_check.sh, which says how to call it through the device tool. 
 
 A notebook item executes ``notebooks/NN_*.ipynb`` headless (nbclient) with CSD_FAMILY set to
 ``--notebook-family`` on the same shadows. Each step runs as a subprocess with its own time limit;
-a step whose estimate no longer fits the budget is skipped and the JSON says so; a step that
-fails is recorded and the plan goes on. ``OUT/gpu_check.json`` is rewritten (atomically) after
-every step.
+a step whose estimate (ESTIMATE_S, scaled by how fast the finished steps ran against theirs) no
+longer fits the budget is skipped and the JSON says so; a step that fails is recorded and the plan
+goes on. ``OUT/gpu_check.json`` is rewritten (atomically) after every step.
 
     python scripts/gpu_check.py --out results/gpu_check               # on a GPU machine
     python scripts/gpu_check.py --out /tmp/gpu-dry --dry-run           # CPU, 1 layer, tiny lengths
@@ -279,6 +279,13 @@ class Check:
                          "paths' health, never speedups"),
             steps=[], elapsed_s=0.0)
 
+    def pace(self) -> float:
+        """Seconds the finished steps took per second estimated (1 before any; within 1/4 and 4): this
+        machine's speed against the estimates, applied to the steps still to come."""
+        done = [r for r in self.record["steps"] if r["status"] == "ok"]
+        est, took = sum(r["est_s"] / r["pace"] for r in done), sum(r["seconds"] for r in done)
+        return min(4.0, max(0.25, took / est)) if est else 1.0
+
     def left(self) -> float:
         return self.args.budget_s - (time.monotonic() - self.t0)
 
@@ -288,7 +295,9 @@ class Check:
 
     def step(self, name: str, cmd: list[str], est: float, **meta) -> dict:
         """Run one step unless its estimate overruns the budget; record status, seconds, tail and its RESULT."""
-        rec = dict(name=name, **meta, est_s=est)
+        pace, raw = self.pace(), est
+        est = round(raw * pace, 1)
+        rec = dict(name=name, **meta, est_s=est, pace=round(pace, 3))
         self.record["steps"].append(rec)
         left = self.left()
         if meta.get("needs"):
@@ -297,7 +306,7 @@ class Check:
             rec.update(status="skipped", why=f"would overrun: about {est:.0f} s needed, {max(left, 0):.0f} s "
                                              f"left of the {self.args.budget_s:.0f} s budget")
         else:
-            limit = max(1.0, min(left, LIMIT_FACTOR * est))
+            limit = max(1.0, min(left, LIMIT_FACTOR * max(raw, est)))
             rec["cmd"] = " ".join(cmd)
             print(f"[{time.monotonic() - self.t0:5.0f} s] {name}: {rec['cmd']} (limit {limit:.0f} s)", flush=True)
             t0 = time.monotonic()

@@ -92,3 +92,16 @@ def test_wheel_archive_holds_what_the_machine_lacks_under_the_carry_limit(tmp_pa
     assert not any("/plotly/labextension/" in f for f in files)
     size = (tmp_path / "wh" / "site.tar.xz").stat().st_size
     assert size < 40 * 2 ** 20 and "limit" in p.stdout
+
+
+def test_a_step_that_would_overrun_the_budget_is_skipped_and_the_json_says_why(tmp_path):
+    p = check("--out", str(tmp_path / "out"), "--dry-run", "--plan", "nb:07,vicuna", "--budget-s", "60",
+              "--work", str(tmp_path), timeout=60)
+    res = json.loads((tmp_path / "out" / "gpu_check.json").read_text())
+    assert p.returncode == 0 and [s["name"] for s in res["steps"]] == ["env", "notebook:07", "shadows:vicuna",
+                                                                       "costs:vicuna-policy", "predict:vicuna-policy",
+                                                                       "predict-2-layers:vicuna", "bench:vicuna-policy"]
+    assert {s["status"] for s in res["steps"]} == {"skipped"}
+    assert "would overrun: about 120 s needed, 60 s left of the 60 s budget" in res["steps"][0]["why"]
+    assert res["steps"][3]["why"] == "the shadows of vicuna were not built"
+    assert not list(tmp_path.glob("gpu-check-*"))  # the temporary hub is removed
