@@ -308,7 +308,7 @@ class Check:
         else:
             limit = max(1.0, min(left, LIMIT_FACTOR * max(raw, est)))
             rec["cmd"] = " ".join(cmd)
-            print(f"[{time.monotonic() - self.t0:5.0f} s] {name}: {rec['cmd']} (limit {limit:.0f} s)", flush=True)
+            print(f"[{time.monotonic() - self.t0:5.0f} s] {name}: {rec['cmd']} (limit {limit:.0f} s)", file=sys.stderr, flush=True)
             t0 = time.monotonic()
             # its own process group, so that a step stopped at its limit takes its children (a kernel) along
             p = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -331,9 +331,9 @@ class Check:
         rec.pop("needs", None)
         rec.pop("json_stdout", None)
         print(f"[{time.monotonic() - self.t0:5.0f} s] {name}: {rec['status']}"
-              + (f" in {rec['seconds']} s" if "seconds" in rec else f" ({rec['why']})"), flush=True)
+              + (f" in {rec['seconds']} s" if "seconds" in rec else f" ({rec['why']})"), file=sys.stderr, flush=True)
         if rec["status"] in ("failed", "timeout"):
-            print("  " + rec["tail"][-600:].replace("\n", "\n  "), flush=True)
+            print("  " + rec["tail"][-600:].replace("\n", "\n  "), file=sys.stderr, flush=True)
         self.save()
         return rec
 
