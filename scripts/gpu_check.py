@@ -69,7 +69,6 @@ DRY_ESTIMATE_S = 120  # every step of a dry run (CPU, one layer)
 ACCEPTANCE = {"vicuna": "0.6,0.3"}
 LIMIT_FACTOR = 3
 TAIL_CHARS = 3000
-MiB = 2 ** 20
 
 
 def estimate(kind: str, preset: str | None, dry: bool) -> float:
