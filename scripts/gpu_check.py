@@ -136,7 +136,8 @@ def worker_env(args) -> None:
     import torch
     from csd_lib.families.presets import REAL_PRESETS
     from csd_lib.measure.machine import environment
-    out = dict(env=environment(), torch=torch.__version__, cuda=torch.cuda.is_available(), python=sys.version.split()[0])
+    out = dict(env=environment(), torch=torch.__version__, cuda=torch.cuda.is_available(),
+               python=sys.version.split()[0])
     if torch.cuda.is_available():
         free, total = torch.cuda.mem_get_info()
         out.update(gpu=torch.cuda.get_device_name(), capability=list(torch.cuda.get_device_capability()),
@@ -310,7 +311,8 @@ class Check:
         else:
             limit = max(1.0, min(left, LIMIT_FACTOR * max(raw, est)))
             rec["cmd"] = " ".join(cmd)
-            print(f"[{time.monotonic() - self.t0:5.0f} s] {name}: {rec['cmd']} (limit {limit:.0f} s)", file=sys.stderr, flush=True)
+            print(f"[{time.monotonic() - self.t0:5.0f} s] {name}: {rec['cmd']} (limit {limit:.0f} s)", file=sys.stderr,
+                  flush=True)
             t0 = time.monotonic()
             # its own process group, so that a step stopped at its limit takes its children (a kernel) along
             p = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -325,15 +327,19 @@ class Check:
                 rc, status = None, "timeout"
             rec.update(status=status, rc=rc, seconds=round(time.monotonic() - t0, 1))
             results = [ln[7:] for ln in out.splitlines() if ln.startswith("RESULT ")]
+            if meta.get("json_stdout") and status == "ok":  # a csd_lib command's --json line
+                results = [ln for ln in out.splitlines() if ln.startswith("{")]
             if results:
-                rec["result"] = json.loads(results[-1])
-            elif out.strip().startswith("{") and meta.get("json_stdout"):
-                rec["result"] = json.loads(out.strip().splitlines()[-1])
+                try:
+                    rec["result"] = json.loads(results[-1])
+                except ValueError as e:
+                    rec["result_error"] = f"its output was not JSON: {e}"
             rec["tail"] = (out if meta.get("json_stdout") is None else "")[-TAIL_CHARS // 3:] + err[-TAIL_CHARS:]
         rec.pop("needs", None)
         rec.pop("json_stdout", None)
         print(f"[{time.monotonic() - self.t0:5.0f} s] {name}: {rec['status']}"
-              + (f" in {rec['seconds']} s" if "seconds" in rec else f" ({rec['why']})"), file=sys.stderr, flush=True)
+              + (f" in {rec['seconds']} s" if "seconds" in rec else f" ({rec['why']})"), file=sys.stderr,
+              flush=True)
         if rec["status"] in ("failed", "timeout"):
             print("  " + rec["tail"][-600:].replace("\n", "\n  "), file=sys.stderr, flush=True)
         self.save()
@@ -449,13 +455,15 @@ def summary_lines(steps: list[dict]) -> list[str]:
                          + (f"; wo in fp32: {r['wo_fp32']}" if r["wo_fp32"] is not None else ""))
         elif kind == "predict":
             ar = next((c for c in s.get("compare_2_layers", []) if c["method"] == "ar"), None)
-            lines.append(head + f"ar {r['best']['ar']['tokens_per_s']:.1f} tok/s, csd {r['best']['csd']['tokens_per_s']:.1f}"
+            best = r["best"]
+            lines.append(head + f"ar {best['ar']['tokens_per_s']:.1f} tok/s, csd {best['csd']['tokens_per_s']:.1f}"
                          + (f"; 2-layer extrapolation / measured: {ar['ratio']:.2f}" if ar else ""))
         elif kind == "bench":
             lines.append(head + ", ".join(f"{m} {v['tokens_per_s']:.1f} tok/s ({v['mismatches']} mismatches)"
                                           for m, v in r.items()))
         elif kind == "notebook":
-            lines.append(head + f"{r['cells_run']}/{r['code_cells']} code cells" + (f"; {r['error']}" if r["error"] else ""))
+            lines.append(head + f"{r['cells_run']}/{r['code_cells']} code cells"
+                         + (f"; {r['error']}" if r["error"] else ""))
     return lines
 
 
@@ -486,8 +494,10 @@ def main(argv=None) -> int:
     ap.add_argument("--free-disk", action="store_true", help="delete a preset's shadows after its last plan item")
     ap.add_argument("--work", default=None, help="folder for the temporary hub and files (default: the temp dir)")
     args = ap.parse_args(argv)
-    small = dict(plan=DRY_PLAN, budget_s=2400.0, notebook_family="tiny-t5", cost_seconds=1.0, n_grid=(1, 2), bench_n=1, max_new_tokens=8, cell_timeout=600)
-    full = dict(plan=DEFAULT_PLAN, budget_s=450.0, notebook_family="flan-t5-colab", cost_seconds=8.0, n_grid=(1, 4, 16), bench_n=2, max_new_tokens=64, cell_timeout=300)
+    small = dict(plan=DRY_PLAN, budget_s=2400.0, notebook_family="tiny-t5", cost_seconds=1.0, n_grid=(1, 2),
+                 bench_n=1, max_new_tokens=8, cell_timeout=600)
+    full = dict(plan=DEFAULT_PLAN, budget_s=450.0, notebook_family="flan-t5-colab", cost_seconds=8.0,
+                n_grid=(1, 4, 16), bench_n=2, max_new_tokens=64, cell_timeout=300)
     for k, v in (small if args.dry_run else full).items():
         if getattr(args, k) is None:
             setattr(args, k, v)
