@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -228,7 +229,7 @@ def worker_notebook(args) -> None:
     try:
         client.execute()
     except Exception as e:  # the failing cell is the record, not a crash of the check
-        lines = [ln for ln in str(e).strip().splitlines() if ln.strip()]
+        lines = [ln for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(e)).strip().splitlines() if ln.strip()]  # no colours
         error = f"cell {start.get('i')}: {type(e).__name__}: {lines[-1][:300] if lines else ''}"
     n_code = sum(c.cell_type == "code" for c in nb.cells)
     _result(dict(notebook=path.name, family=args.family, seconds=round(time.time() - t0, 1), code_cells=n_code,

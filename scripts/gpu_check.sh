@@ -25,10 +25,16 @@ OUT_DIR=${OUT:-results/gpu_check}
 mkdir -p "$OUT_DIR"
 SITE=""
 trap '[ -n "$SITE" ] && rm -rf "$SITE"' EXIT
-if [ -f .gpu-wheels/site.tar.xz ] && ! $PY -c 'import plotly, ipywidgets, nbclient, ipykernel' 2>/dev/null; then
-  SITE=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check-site.XXXXXX")
-  tar -xJf .gpu-wheels/site.tar.xz -C "$SITE" || { echo "gpu_check: could not unpack .gpu-wheels/site.tar.xz" >&2; exit 1; }
-  export PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH}
+if ! $PY -c 'import plotly, ipywidgets, nbclient, ipykernel' 2>/dev/null; then
+  if [ -f .gpu-wheels/site.tar.xz ]; then
+    SITE=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check-site.XXXXXX")
+    $PY -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="data")' \
+      .gpu-wheels/site.tar.xz "$SITE" || { echo "gpu_check: could not unpack .gpu-wheels/site.tar.xz" >&2; exit 1; }
+    export PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH}
+  else
+    echo "gpu_check: plotly, ipywidgets, nbclient or ipykernel is missing and .gpu-wheels/site.tar.xz is not" \
+         "here (bash scripts/gpu_wheels.sh builds it): the notebook steps will fail" >&2
+  fi
 fi
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 # On a GPU, 470 s at most: the plan's own budget (450 s) plus the step in flight (the JSON is rewritten
