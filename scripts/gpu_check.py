@@ -1,189 +1,519 @@
-"""Time every real preset at full size on shadow checkpoints (called by scripts/gpu_check.sh).
+"""The GPU check: the real presets at full depth on shadow checkpoints, everything measured in one JSON.
 
-For each preset: build its shadows into ``--hub`` (real width and, by default, full depth;
-random weights initialised on the device), load the family through ``load_family`` in its
-policy dtype, time one forward call of each model against the number of tokens scored
-(``--tokens``) at several KV-cache lengths (``--cache-lens``), then run ar, sd and csd end
-to end and record the share of walltime spent outside forward calls; also fit the per-call
-cost model of ``csd_lib.costs`` (``OUT/costs-<preset>-<device>.json``), which
-``ewif.predict_speedup`` takes for a walltime projection. Results go to
-``OUT/gpu_check.json``, rewritten after each preset, so a run cut short keeps what it did.
+Run by scripts/gpu_check.sh, which says how to call it through the device tool. The plan
+(``--plan``) is a list of items run in order: a preset with an optional dtype (``vicuna``,
+``flan-t5-colab:fp16``) or a notebook (``nb:00``). For a preset:
 
-    python scripts/gpu_check.py --hub /tmp/shadow-hub --out results/gpu_check
-    python scripts/gpu_check.py --hub /tmp/h --out /tmp/o --device cpu --max-layers 1 \
-        --presets vicuna --tokens 1,2 --cache-lens 8 --reps 1 --warmup 0 --max-new-tokens 4 --cost-seconds 0  # dry run
+* ``shadows``: its checkpoints built in a temporary hub cache at full depth (random weights drawn
+  on the GPU, csd_lib.families.shadow): the lent machine has no network and no hub cache, so no
+  real checkpoint can be there. Random weights accept almost nothing: the numbers are costs per
+  call and the paths' health, never speedups.
+* ``costs``: the family loaded in the dtype asked for (fp16 is the T4 policy: T5's ``wo`` layers
+  stay fp32; the record says which dtype each model's layers got), its per-call cost model
+  measured on fewer points than ``python -m csd_lib costs``.
+* ``predict``: ``python -m csd_lib predict`` priced from those measured costs, beside
+  ``predict --max-layers 2`` (two layers measured, scaled to full depth; once per preset, in the
+  policy dtype): how good the extrapolation is.
+* ``bench``: ``python -m csd_lib bench --n 2`` (ar, sd, csd) priced with the measured costs.
 
-Random weights accept almost nothing, so these runs measure costs, never speedups.
+A notebook item executes ``notebooks/NN_*.ipynb`` headless (nbclient) with CSD_FAMILY set to
+``--notebook-family`` on the same shadows. Each step runs as a subprocess with its own time limit;
+a step whose estimate (ESTIMATE_S, scaled by how fast the finished steps ran against theirs) no
+longer fits the budget is skipped and the JSON says so; a step that fails is recorded and the plan
+goes on. ``OUT/gpu_check.json`` is rewritten (atomically) after every step.
+
+    python scripts/gpu_check.py --out results/gpu_check               # on a GPU machine
+    python scripts/gpu_check.py --out /tmp/gpu-dry --dry-run           # CPU, 1 layer, tiny lengths
+
+The step names (``env``, ``shadows``, ``costs``, ``notebook``) are also this script's worker
+commands, which the plan runs as subprocesses; they are not meant to be called by hand.
 """
 from __future__ import annotations
 
 import argparse
-import gc
 import json
+import os
+import re
 import shutil
-import statistics
+import signal
+import subprocess
 import sys
+import tempfile
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
-import huggingface_hub
-import torch
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # `python scripts/gpu_check.py` puts scripts/ on sys.path, not the repo root
+    sys.path.insert(0, str(ROOT))
 
-from csd_lib import config
-from csd_lib.fileio import write_atomic
-from csd_lib.measure.machine import environment
-from csd_lib.price.timing import measure_costs
-from csd_lib.price.costfile import save_costs
-from csd_lib.families.presets import REAL_PRESETS
-from csd_lib.families.shadow import build_shadows
+from csd_lib.fileio import write_atomic  # noqa: E402  (light: no torch)
+
+PRESETS = ("flan-t5-colab", "flan-t5", "vicuna")
+TINY = ("tiny-t5", "tiny-llama")  # embedded families: no shadows needed
+DTYPES = ("fp32", "bf16", "fp16")
+DEFAULT_PLAN = "vicuna,flan-t5-colab:bf16,flan-t5-colab:fp16,nb:00,nb:07,flan-t5"
+# A dry run leaves flan-t5 out: the same T5 steps as flan-t5-colab, and 8 of the 22 minutes that the
+# whole plan took at one layer on a shared 2-core CPU.
+DRY_PLAN = "vicuna,flan-t5-colab:bf16,flan-t5-colab:fp16,nb:00,nb:07"
+# Seconds each step is expected to take on one H200 at full depth (the skip rule's estimates; a
+# step may run for up to LIMIT_FACTOR times its estimate before it is stopped). Builds write
+# fp16 safetensors: about 13.5 GB for Vicuna-7B, 22.6 GB for FLAN-T5-XXL.
+ESTIMATE_S = {
+    "env": 15, "notebook": 120,
+    "shadows": {"vicuna": 60, "flan-t5-colab": 15, "flan-t5": 100},
+    "costs": {"vicuna": 50, "flan-t5-colab": 35, "flan-t5": 70},
+    "predict": 15, "predict-2-layers": 30,
+    "bench": {"vicuna": 45, "flan-t5-colab": 35, "flan-t5": 70},
+}
+DRY_ESTIMATE_S = 120  # every step of a dry run (CPU, one layer)
+# The acceptance profile both predictions price with: the paper's Fig. 2 for FLAN-T5; for Vicuna,
+# which no published figure covers, assumed rates (drafter, MaG). The same for both, so their
+# ratio measures the depth extrapolation alone.
+ACCEPTANCE = {"vicuna": "0.6,0.3"}
+LIMIT_FACTOR = 3
+TAIL_CHARS = 3000
 
 
-def int_list(text: str) -> list[int]:
-    return [int(x) for x in text.split(",") if x.strip()]
+def estimate(kind: str, preset: str | None, dry: bool) -> float:
+    if dry:
+        return DRY_ESTIMATE_S
+    e = ESTIMATE_S[kind]
+    return e[preset] if isinstance(e, dict) else e
 
 
-def time_calls(lm, tokens: list[int], cache_lens: list[int], warmup: int, reps: int, enc_len: int) -> list[dict]:
-    """Seconds per ``lm.logits`` call scoring t new tokens on top of a cache of L tokens.
+def parse_plan(text: str) -> list[tuple[str, str, str | None]]:
+    """('preset', name, dtype or None) and ('notebook', 'NN', None) items; a bad item raises ValueError."""
+    items = []
+    for raw in (t.strip() for t in text.split(",")):
+        if not raw:
+            continue
+        if raw.startswith("nb:"):
+            nb = raw[3:]
+            if len(list((ROOT / "notebooks").glob(f"{nb}_*.ipynb"))) != 1:
+                raise ValueError(f"--plan item {raw!r}: no single notebooks/{nb}_*.ipynb")
+            items.append(("notebook", nb, None))
+            continue
+        preset, _, dtype = raw.partition(":")
+        if preset not in PRESETS:
+            raise ValueError(f"--plan item {raw!r}: unknown preset {preset!r}; use one of {', '.join(PRESETS)} "
+                             f"or nb:NN")
+        if dtype and dtype not in DTYPES:
+            raise ValueError(f"--plan item {raw!r}: unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}")
+        items.append(("preset", preset, dtype or None))
+    if not items:
+        raise ValueError("--plan is empty")
+    return items
 
-    Each call rolls the cache back to L (as a rejected draft does) and feeds t tokens, so
-    it costs what the cascade pays per call, the crop and the logits copy included.
-    """
-    vocab = lm.vocab_size - 200  # ordinary ids only: no specials, no sentinels
-    g = torch.Generator().manual_seed(0)
-    rows = []
-    for L in cache_lens:
-        ids = torch.randint(3, vocab, (enc_len + L + max(tokens) * (warmup + reps + 1),), generator=g).tolist()
-        if lm.is_encoder_decoder:
-            prefix = lm.start(ids[:enc_len]) + ids[enc_len:enc_len + L - 1]  # decoder start + L - 1 tokens
+
+def int_list(text: str) -> tuple[int, ...]:
+    try:
+        vals = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected integers separated by commas, got {text!r}") from None
+    if not vals or min(vals) < 1:
+        raise argparse.ArgumentTypeError(f"expected integers >= 1, got {text!r}")
+    return vals
+
+
+# -- workers: each runs in its own subprocess and prints its result as one line "RESULT {json}" ----
+
+def _result(obj) -> None:
+    print("RESULT " + json.dumps(obj, default=str), flush=True)
+
+
+def _use_hub(hub: str) -> None:
+    """This process reads the shadow hub, offline."""
+    from huggingface_hub import constants
+    from csd_lib import config
+    constants.HF_HUB_CACHE = hub
+    constants.HF_HUB_OFFLINE = True
+    config.HF_OFFLINE = True
+
+
+def worker_env(args) -> None:
+    """The machine: torch, CUDA, the packages the check needs, and whether any real checkpoint is cached."""
+    import importlib.metadata as md
+    import torch
+    from csd_lib.families.presets import REAL_PRESETS
+    from csd_lib.measure.machine import environment
+    out = dict(env=environment(), torch=torch.__version__, cuda=torch.cuda.is_available(),
+               python=sys.version.split()[0])
+    if torch.cuda.is_available():
+        free, total = torch.cuda.mem_get_info()
+        out.update(gpu=torch.cuda.get_device_name(), capability=list(torch.cuda.get_device_capability()),
+                   gpu_mem_gib=round(total / 2 ** 30, 1), gpu_free_gib=round(free / 2 ** 30, 1))
+    pkgs = {}
+    for name in ("transformers", "huggingface_hub", "tokenizers", "plotly", "ipywidgets", "ipython", "nbclient",
+                 "nbformat", "ipykernel", "jupyter_client", "pyzmq", "pandas", "datasets", "accelerate"):
+        try:
+            pkgs[name] = md.version(name)
+        except md.PackageNotFoundError:
+            pkgs[name] = None
+    out["packages"] = pkgs
+    from huggingface_hub import constants
+    real = Path(os.environ.get("GPU_CHECK_REAL_HUB") or constants.HF_HUB_CACHE)  # the machine's own cache
+    ids = {rid for p in REAL_PRESETS.values() for rid in (p["target"], *p["drafters"])}
+    out["real_checkpoints_cached"] = sorted(r for r in ids if (real / f"models--{r.replace('/', '--')}").is_dir())
+    out["disk_free_gib"] = round(shutil.disk_usage(tempfile.gettempdir()).free / 2 ** 30, 1)
+    _result(out)
+
+
+def worker_shadows(args) -> None:
+    import torch
+    from csd_lib.families.shadow import build_shadows
+    dev = args.device or ("cuda" if torch.cuda.is_available() else None)
+    t0 = time.perf_counter()
+    recs = build_shadows(args.hub, [args.preset], max_layers=args.max_layers, device=dev, verbose=False)
+    _result(dict(seconds=time.perf_counter() - t0, built_on=dev or "cpu",
+                 models=[{k: r[k] for k in ("id", "params_full", "params_built", "cut", "reused", "tokens_per_word")}
+                         for r in recs]))
+
+
+def worker_costs(args) -> None:
+    """Load the family in the dtype asked for, record where and how each model's weights are held, time its calls."""
+    _use_hub(args.hub)
+    import torch
+    from csd_lib.engine.cascade import encode_prompt
+    from csd_lib.families.family import load_family
+    from csd_lib.families.tasks import load_task
+    from csd_lib.price.costfile import save_costs
+    from csd_lib.price.timing import measure_costs
+    t0 = time.perf_counter()
+    fam = load_family(args.preset, device=args.device, dtype=args.dtype)
+    if fam.target.device.type == "cuda":
+        torch.cuda.synchronize()
+    load_s = time.perf_counter() - t0
+    keep = fam.policy.keep_fp32 if fam.policy else ()
+    models = {}
+    for lm in fam.models:
+        dts = {}
+        for name, p in lm.model.named_parameters():
+            key = "kept_fp32" if any(part in keep for part in name.split(".")) else "other"
+            dts.setdefault(key, set()).add(str(p.dtype).removeprefix("torch."))
+        models[lm.name] = dict(id=lm.model_id, params=lm.n_params, dtype=str(lm.dtype).removeprefix("torch."),
+                               device=str(lm.device), weights={k: sorted(v) for k, v in dts.items()})
+    prompt = load_task(fam.task, "val", 1)[0].prompt  # one prompt for the engine-overhead runs, not three
+    t0 = time.perf_counter()
+    cm = measure_costs(fam, encode_prompt(fam, prompt), seconds=args.seconds, n_grid=args.n_grid, warmup=1,
+                       min_reps=args.min_reps)
+    measure_s = time.perf_counter() - t0
+    save_costs(cm, Path(args.costs_out))
+    peak = torch.cuda.max_memory_allocated() / 2 ** 30 if fam.target.device.type == "cuda" else None
+    _result(dict(load_s=load_s, measure_s=measure_s, n_grid=list(args.n_grid), keep_fp32=list(keep),
+                 policy_notes=list(fam.policy.notes) if fam.policy else [], models=models,
+                 wo_fp32=all("kept_fp32" not in m["weights"] or m["weights"]["kept_fp32"] == ["float32"]
+                             for m in models.values()) if keep else None,
+                 cost_rows=cm.summary_rows(), peak_gpu_gib=peak))
+
+
+def worker_notebook(args) -> None:
+    """Execute one notebook headless; per-cell seconds, and the failing cell with its error."""
+    import nbformat
+    from nbclient import NotebookClient
+    path = next((ROOT / "notebooks").glob(f"{args.notebook}_*.ipynb"))
+    os.environ.update(CSD_FAMILY=args.family, HF_HUB_CACHE=args.hub, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+                      CSD_PLOTLY_RENDERER="plotly_mimetype")  # plotly.js is not carried (scripts/gpu_wheels.sh)
+    nb = nbformat.read(path, as_version=4)
+    cells, start = [], {}
+
+    def done(cell, cell_index, execute_reply):
+        cells.append([cell_index, round(time.time() - start["t"], 2)])
+        print(f"cell {cell_index}: {cells[-1][1]} s", flush=True)  # what a step stopped at its limit still shows
+
+    client = NotebookClient(nb, timeout=int(args.cell_timeout), kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}}, on_cell_executed=done,
+                            on_cell_execute=lambda cell, cell_index: start.update(i=cell_index, t=time.time()))
+
+    t0, error = time.time(), None
+    try:
+        client.execute()
+    except Exception as e:  # the failing cell is the record, not a crash of the check
+        lines = [ln for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(e)).strip().splitlines() if ln.strip()]  # no colours
+        error = f"cell {start.get('i')}: {type(e).__name__}: {lines[-1][:300] if lines else ''}"
+    n_code = sum(c.cell_type == "code" for c in nb.cells)
+    _result(dict(notebook=path.name, family=args.family, seconds=round(time.time() - t0, 1), code_cells=n_code,
+                 cells_run=len(cells), cell_seconds=cells, error=error))
+    if error:
+        sys.exit(1)
+
+
+WORKERS = {"env": worker_env, "shadows": worker_shadows, "costs": worker_costs, "notebook": worker_notebook}
+
+
+def worker_main(argv) -> int:
+    ap = argparse.ArgumentParser(prog=f"gpu_check.py {argv[0]}")
+    ap.add_argument("--hub")
+    ap.add_argument("--preset", choices=PRESETS)
+    ap.add_argument("--dtype", choices=DTYPES)
+    ap.add_argument("--device")
+    ap.add_argument("--max-layers", type=int)
+    ap.add_argument("--seconds", type=float, default=10)
+    ap.add_argument("--n-grid", type=int_list, default=(1, 4, 16))
+    ap.add_argument("--min-reps", type=int, default=3)
+    ap.add_argument("--costs-out")
+    ap.add_argument("--family")
+    ap.add_argument("--notebook")
+    ap.add_argument("--cell-timeout", type=float, default=300)
+    WORKERS[argv[0]](ap.parse_args(argv[1:]))
+    return 0
+
+
+# -- the plan ------------------------------------------------------------------------------------
+
+class Check:
+    """Runs steps as subprocesses within a budget and keeps the one JSON up to date."""
+
+    def __init__(self, args, out: Path, work: Path, hub: Path):
+        self.args, self.out, self.work, self.hub = args, out, work, hub
+        self.t0 = time.monotonic()
+        self.env = {**os.environ, "HF_HUB_CACHE": str(hub), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                    "TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1", "CSD_CACHE_DIR": str(work / "cache"),
+                    "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        self.env.pop("CSD_FAMILY", None)
+        self.env["GPU_CHECK_REAL_HUB"] = os.environ.get("HF_HUB_CACHE") or str(
+            Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface") / "hub")
+        self.record = dict(
+            check="gpu_check", started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            dry_run=args.dry_run, budget_s=args.budget_s, plan=args.plan,
+            checkpoints=("shadow checkpoints (csd_lib.families.shadow): the published configs and vocabularies "
+                         f"with random weights, {'1 layer' if args.dry_run else 'full depth'}, built in a temporary "
+                         "hub cache; the lent machine has no network and no hub cache, so no real checkpoint "
+                         "can be there. Random weights accept almost nothing: these are costs per call and the "
+                         "paths' health, never speedups"),
+            steps=[], elapsed_s=0.0)
+
+    def pace(self) -> float:
+        """Seconds the finished steps took per second estimated (1 before any; within 1/4 and 4): this
+        machine's speed against the estimates, applied to the steps still to come."""
+        done = [r for r in self.record["steps"] if r["status"] == "ok"]
+        est, took = sum(r["est_s"] / r["pace"] for r in done), sum(r["seconds"] for r in done)
+        return min(4.0, max(0.25, took / est)) if est else 1.0
+
+    def left(self) -> float:
+        return self.args.budget_s - (time.monotonic() - self.t0)
+
+    def save(self) -> None:
+        self.record["elapsed_s"] = round(time.monotonic() - self.t0, 1)
+        write_atomic(self.out / "gpu_check.json", json.dumps(self.record, indent=1, default=str) + "\n")
+
+    def step(self, name: str, cmd: list[str], est: float, **meta) -> dict:
+        """Run one step unless its estimate overruns the budget; record status, seconds, tail and its RESULT."""
+        pace, raw = self.pace(), est
+        est = round(raw * pace, 1)
+        rec = dict(name=name, **meta, est_s=est, pace=round(pace, 3))
+        self.record["steps"].append(rec)
+        left = self.left()
+        if meta.get("needs"):
+            rec.update(status="skipped", why=meta["needs"])
+        elif est > left:
+            rec.update(status="skipped", why=f"would overrun: about {est:.0f} s needed, {max(left, 0):.0f} s "
+                                             f"left of the {self.args.budget_s:.0f} s budget")
         else:
-            prefix = lm.start(ids[:L])
-        lm.logits(prefix, 0)  # fill the cache to L tokens
-        pool = ids[enc_len + L:]
-        for t in tokens:
-            times = []
-            for r in range(warmup + reps):
-                seq = prefix + pool[r * t:(r + 1) * t]
-                t0 = time.perf_counter()
-                lm.logits(seq, t - 1)
-                if r >= warmup:
-                    times.append(time.perf_counter() - t0)
-            rows.append(dict(cache_len=len(prefix), tokens=t, median_s=statistics.median(times), min_s=min(times),
-                             reps=len(times)))
-        lm.release()
-    return rows
+            limit = max(1.0, min(left, LIMIT_FACTOR * max(raw, est)))
+            rec["cmd"] = " ".join(cmd)
+            print(f"[{time.monotonic() - self.t0:5.0f} s] {name}: {rec['cmd']} (limit {limit:.0f} s)", file=sys.stderr,
+                  flush=True)
+            t0 = time.monotonic()
+            # its own process group, so that a step stopped at its limit takes its children (a kernel) along
+            p = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, start_new_session=True)
+            try:
+                out, err = p.communicate(timeout=limit)
+                rc = p.returncode
+                status = "ok" if rc == 0 else "failed"
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                out, err = p.communicate()
+                rc, status = None, "timeout"
+            rec.update(status=status, rc=rc, seconds=round(time.monotonic() - t0, 1))
+            results = [ln[7:] for ln in out.splitlines() if ln.startswith("RESULT ")]
+            if meta.get("json_stdout") and status == "ok":  # a csd_lib command's --json line
+                results = [ln for ln in out.splitlines() if ln.startswith("{")]
+            if results:
+                try:
+                    rec["result"] = json.loads(results[-1])
+                except ValueError as e:
+                    rec["result_error"] = f"its output was not JSON: {e}"
+            rec["tail"] = (out if meta.get("json_stdout") is None else "")[-TAIL_CHARS // 3:] + err[-TAIL_CHARS:]
+        rec.pop("needs", None)
+        rec.pop("json_stdout", None)
+        print(f"[{time.monotonic() - self.t0:5.0f} s] {name}: {rec['status']}"
+              + (f" in {rec['seconds']} s" if "seconds" in rec else f" ({rec['why']})"), file=sys.stderr,
+              flush=True)
+        if rec["status"] in ("failed", "timeout"):
+            print("  " + rec["tail"][-600:].replace("\n", "\n  "), file=sys.stderr, flush=True)
+        self.save()
+        return rec
 
 
-def run_generate(fam, prompts: list[str], methods: list[str], max_new_tokens: int) -> dict:
-    """Walltime, calls and the share of walltime outside forward calls of each method (``ar`` first)."""
-    from csd_lib import generate
-    generate(fam, prompts[0], "csd", max_new_tokens=min(16, max_new_tokens))  # warm-up
-    out, ref = {}, None
-    for m in methods:
-        gens = [generate(fam, p, m, max_new_tokens=max_new_tokens) for p in prompts]
-        ids = [g.token_ids for g in gens]
-        ref = ref if ref is not None else ids
-        wall = sum(g.stats.wall_time for g in gens)
-        outside = sum(g.stats.outside_forward_time for g in gens)
-        calls: dict[str, int] = {}
-        for g in gens:
-            for k, v in g.stats.calls.items():
-                calls[k] = calls.get(k, 0) + v
-        out[m] = dict(tokens=sum(g.stats.n_tokens for g in gens), wall_s=wall, outside_forward_s=outside,
-                      outside_share=outside / wall if wall else float("nan"), calls=calls, same_as_first=ids == ref)
+def compare_predictions(measured: dict, two: dict) -> list[dict]:
+    """Tokens/s predicted from the measured costs beside the 2-layer extrapolation, per (method, K) both price."""
+    def rows(res):
+        return {(r["method"], r.get("drafter"), json.dumps(r.get("k"))): r for r in res.get("rows", [])}
+    a, b = rows(measured), rows(two)
+    out = []
+    for key in sorted(a.keys() & b.keys(), key=str):
+        ta, tb = a[key].get("tokens_per_s"), b[key].get("tokens_per_s")
+        if ta and tb:
+            out.append(dict(method=key[0], drafter=key[1], k=json.loads(key[2]), tokens_per_s_measured=ta,
+                            tokens_per_s_2_layers=tb, ratio=tb / ta))
     return out
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--hub", required=True, help="folder for the shadow hub cache (never your real HF cache)")
-    ap.add_argument("--out", required=True, help="folder for gpu_check.json")
-    ap.add_argument("--presets", default="flan-t5-colab,flan-t5,vicuna")
-    ap.add_argument("--max-layers", type=int, default=None, help="cut depth (default: full depth)")
-    ap.add_argument("--device", default=None, help="default: the best available")
-    ap.add_argument("--dtype", default=None, help="default: the policy's")
-    ap.add_argument("--tokens", type=int_list, default=[1, 2, 4, 8, 16, 32])
-    ap.add_argument("--cache-lens", type=int_list, default=[64, 256, 1024])
-    ap.add_argument("--enc-len", type=int, default=128, help="encoder prompt tokens (T5)")
-    ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--reps", type=int, default=7)
-    ap.add_argument("--n-prompts", type=int, default=3)
-    ap.add_argument("--max-new-tokens", type=int, default=64)
-    ap.add_argument("--cost-seconds", type=float, default=10,
-                    help="seconds for csd_lib.costs.measure_costs per preset (0: skip)")
-    ap.add_argument("--free-disk", action="store_true", help="delete each preset's shadows once it is done")
-    ap.add_argument("--budget-s", type=float, default=420, help="skip presets not started by then")
-    args = ap.parse_args(argv)
-    hub, out = Path(args.hub), Path(args.out)
-    real_cache = Path(huggingface_hub.constants.HF_HUB_CACHE).resolve()
-    if hub.resolve() == real_cache and not any((hub / n).exists() for n in ("models--google--flan-t5-small",)):
-        print(f"--hub {hub} is your Hugging Face cache; give an empty folder for shadows", file=sys.stderr)
-        return 2
-    # This process reads the shadow hub, offline.
-    huggingface_hub.constants.HF_HUB_CACHE = str(hub)
-    huggingface_hub.constants.HF_HUB_OFFLINE = True
-    config.HF_OFFLINE = True
-    from csd_lib.families.family import load_family
-    from csd_lib.families.tasks import load_task
+def run_plan(args) -> int:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="gpu-check-", dir=args.work))
+    hub = work / "hub"
+    check = Check(args, out, work, hub)
+    py, me = sys.executable, str(Path(__file__).resolve())
+    dry = args.dry_run
+    dev = ["--device", "cpu"] if dry else []
+    layers = ["--max-layers", "1"] if dry else []
+    plan = parse_plan(args.plan)
+    last_use = {}
+    for i, (kind, name, _) in enumerate(plan):
+        last_use[args.notebook_family if kind == "notebook" else name] = i
+    try:
+        env = check.step("env", [py, me, "env"], estimate("env", None, dry))
+        check.record["machine"] = env.get("result")
+        built, predicted_2 = {}, {}
+        for i, (kind, name, dtype) in enumerate(plan):
+            preset = args.notebook_family if kind == "notebook" else name
+            if preset in TINY:
+                built[preset] = True
+            if preset not in built:
+                built[preset] = check.step(f"shadows:{preset}", [py, me, "shadows", "--hub", str(hub), "--preset",
+                                                                 preset, *dev, *layers],
+                                           estimate("shadows", preset, dry), preset=preset)["status"] == "ok"
+            needs = None if built[preset] else f"the shadows of {preset} were not built"
+            if kind == "notebook":
+                check.step(f"notebook:{name}", [py, me, "notebook", "--hub", str(hub), "--family", preset,
+                                                "--notebook", name, "--cell-timeout", str(args.cell_timeout)],
+                           estimate("notebook", None, dry), notebook=name, family=preset, needs=needs)
+                continue
+            tag = f"{name}-{dtype or 'policy'}"
+            dt = ["--dtype", dtype] if dtype else []
+            costs = work / f"costs-{tag}.json"
+            c = check.step(f"costs:{tag}", [py, me, "costs", "--hub", str(hub), "--preset", name, *dt, *dev,
+                                            "--seconds", str(args.cost_seconds), "--n-grid",
+                                            ",".join(map(str, args.n_grid)), "--costs-out", str(costs)],
+                           estimate("costs", name, dry), preset=name, dtype=dtype, needs=needs)
+            have_costs = c["status"] == "ok"
+            pr = ["--acceptance", ACCEPTANCE.get(name, "paper"), "--max-new-tokens", str(args.max_new_tokens), "--json"]
+            m = check.step(f"predict:{tag}", [py, "-m", "csd_lib", "predict", "--family", name, "--costs", str(costs),
+                                              *pr], estimate("predict", None, dry), preset=name, dtype=dtype,
+                           needs=None if have_costs else "no measured costs", json_stdout=True)
+            if name not in predicted_2:
+                two = check.step(f"predict-2-layers:{name}", [py, "-m", "csd_lib", "predict", "--family", name,
+                                                              "--max-layers", "1" if dry else "2", "--seconds",
+                                                              str(args.cost_seconds), *dev, *pr],
+                                 estimate("predict-2-layers", None, dry), preset=name, dtype="policy",
+                                 json_stdout=True)
+                predicted_2[name] = two.get("result")
+            if m.get("result") and predicted_2[name]:
+                m["compare_2_layers"] = compare_predictions(m["result"], predicted_2[name])
+                if dry:
+                    m["compare_note"] = ("dry run: the measured costs are of 1-layer shadows, the other prediction "
+                                         "scales 1 layer to full depth, so the ratio checks nothing here")
+                check.save()
+            summary = work / f"bench-{tag}.json"
+            b = check.step(f"bench:{tag}", [py, "-m", "csd_lib", "bench", "--family", name, *dt, *dev, "--n",
+                                            str(args.bench_n), "--methods", "sd,csd", "--max-new-tokens",
+                                            str(args.max_new_tokens), "--costs", str(costs) if have_costs else "none",
+                                            "--out", str(work / f"bench-{tag}.jsonl"), "--summary-json", str(summary)],
+                           estimate("bench", name, dry), preset=name, dtype=dtype, needs=needs)
+            if b["status"] == "ok" and summary.is_file():
+                b["result"] = json.loads(summary.read_text())
+                check.save()
+            if args.free_disk and last_use.get(name) == i:
+                for rid in _ids(name):  # drafters shared with a later preset are rebuilt by its shadows step
+                    shutil.rmtree(hub / f"models--{rid.replace('/', '--')}", ignore_errors=True)
+                built.pop(name, None)
+    finally:
+        check.save()
+        shutil.rmtree(work, ignore_errors=True)
+    steps = check.record["steps"]
+    for line in summary_lines(steps):
+        print(line)
+    counts = {s: sum(r["status"] == s for r in steps) for s in ("ok", "failed", "timeout", "skipped")}
+    print(f"gpu_check: {len(steps)} steps: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+          + f"; {check.record['elapsed_s']:.0f} s; wrote {out / 'gpu_check.json'}", flush=True)
+    return 0 if counts["failed"] + counts["timeout"] == 0 else 1
 
-    t_start = time.perf_counter()
-    dev = config.pick_device(args.device)
-    result = dict(env=environment(), device=str(dev), args={k: v for k, v in vars(args).items()}, presets={},
-                  note="shadow checkpoints: random weights at the published widths; costs only, never speedups")
-    if dev.type == "cuda":
-        result["gpu"] = torch.cuda.get_device_name(dev)
-    prompts = [ex.prompt for ex in load_task("gsm8k", "test", args.n_prompts)]
-    for preset in args.presets.split(","):
-        if time.perf_counter() - t_start > args.budget_s:
-            result["presets"][preset] = dict(skipped=f"over the {args.budget_s:.0f} s budget")
-            continue
-        rec: dict = {}
-        t0 = time.perf_counter()
-        rec["shadows"] = build_shadows(hub, [preset], max_layers=args.max_layers,
-                                       device=dev if dev.type == "cuda" else None, verbose=True)
-        rec["build_s"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        fam = load_family(preset, device=args.device, dtype=args.dtype)
-        if dev.type == "cuda":
-            torch.cuda.synchronize()
-        rec["load_s"] = time.perf_counter() - t0
-        rec["models"] = {}
-        for lm in fam.models:
-            t0 = time.perf_counter()
-            rec["models"][lm.name] = dict(id=lm.model_id, params=lm.n_params, dtype=str(lm.dtype), device=str(lm.device),
-                                          calls=time_calls(lm, args.tokens, args.cache_lens, args.warmup, args.reps,
-                                                           args.enc_len))
-            print(f"{preset}/{lm.name} ({lm.model_id}, {lm.dtype}): timed in {time.perf_counter() - t0:.1f} s; "
-                  + ", ".join(f"L{r['cache_len']}/t{r['tokens']} {r['median_s'] * 1e3:.2f} ms"
-                              for r in rec["models"][lm.name]["calls"]), flush=True)
-        if args.cost_seconds > 0:  # the per-call cost model that ewif's walltime projection takes
-            t0 = time.perf_counter()
-            cm = measure_costs(fam, seconds=args.cost_seconds)
-            rec["cost_model"] = str(save_costs(cm, out / f"costs-{preset}-{cm.device}.json"))
-            rec["cost_model_s"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        methods = ["ar", "sd", "csd"]
-        rec["generate"] = run_generate(fam, prompts, methods, args.max_new_tokens)
-        rec["generate_s"] = time.perf_counter() - t0
-        for m, g in rec["generate"].items():
-            print(f"{preset}/{m}: {g['tokens']} tokens in {g['wall_s']:.2f} s, outside forwards "
-                  f"{g['outside_share']:.1%}, calls {g['calls']}, same as ar: {g['same_as_first']}", flush=True)
-        result["presets"][preset] = rec
-        del fam
-        gc.collect()
-        if dev.type == "cuda":
-            torch.cuda.empty_cache()
-        if args.free_disk:
-            keep = {rid for p in args.presets.split(",") if p not in result["presets"]
-                    for rid in (REAL_PRESETS[p]["target"], *REAL_PRESETS[p]["drafters"])}
-            for r in rec["shadows"]:
-                if r["id"] not in keep:
-                    shutil.rmtree(hub / f"models--{r['id'].replace('/', '--')}", ignore_errors=True)
-        result["elapsed_s"] = time.perf_counter() - t_start
-        write_atomic(out / "gpu_check.json", json.dumps(result, indent=1, default=str) + "\n")
-    result["elapsed_s"] = time.perf_counter() - t_start
-    write_atomic(out / "gpu_check.json", json.dumps(result, indent=1, default=str) + "\n")
-    print(f"wrote {out / 'gpu_check.json'} in {result['elapsed_s']:.0f} s")
-    return 0
+
+def summary_lines(steps: list[dict]) -> list[str]:
+    """A short table of what the steps measured: one line per costs, predict, bench and notebook step that ran."""
+    lines = []
+    for s in steps:
+        r, kind = s.get("result"), s["name"].split(":")[0]
+        head = f"{s['name']:<34}{s['status']:<8}{s.get('seconds', 0):>7.1f} s  "
+        if not r or kind in ("env", "shadows", "predict-2-layers"):
+            lines.append(head + (s.get("why", "") if s["status"] == "skipped" else ""))
+        elif kind == "costs":
+            lines.append(head + ", ".join(f"{row['model']} {row['ms_1']:.2f} ms/call" for row in r["cost_rows"])
+                         + (f"; wo in fp32: {r['wo_fp32']}" if r["wo_fp32"] is not None else ""))
+        elif kind == "predict":
+            ar = next((c for c in s.get("compare_2_layers", []) if c["method"] == "ar"), None)
+            best = r["best"]
+            lines.append(head + f"ar {best['ar']['tokens_per_s']:.1f} tok/s, csd {best['csd']['tokens_per_s']:.1f}"
+                         + (f"; 2-layer extrapolation / measured: {ar['ratio']:.2f}" if ar else ""))
+        elif kind == "bench":
+            lines.append(head + ", ".join(f"{m} {v['tokens_per_s']:.1f} tok/s ({v['mismatches']} mismatches)"
+                                          for m, v in r.items()))
+        elif kind == "notebook":
+            lines.append(head + f"{r['cells_run']}/{r['code_cells']} code cells"
+                         + (f"; {r['error']}" if r["error"] else ""))
+    return lines
+
+
+def _ids(preset: str) -> list[str]:
+    from csd_lib.families.presets import REAL_PRESETS
+    return [REAL_PRESETS[preset]["target"], *REAL_PRESETS[preset]["drafters"]]
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in WORKERS:
+        return worker_main(argv)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True, help="folder for gpu_check.json")
+    ap.add_argument("--dry-run", action="store_true", help="CPU, 1 layer, tiny lengths: exercises every step")
+    ap.add_argument("--plan", default=None,
+                    help=f"items in order: PRESET[:DTYPE] or nb:NN (default: {DEFAULT_PLAN}; a dry run {DRY_PLAN})")
+    ap.add_argument("--budget-s", type=float, default=None,
+                    help="seconds for the whole plan, later steps are skipped (default: 450; a dry run 2400)")
+    ap.add_argument("--notebook-family", choices=PRESETS + TINY, default=None,
+                    help="CSD_FAMILY of the notebooks (default: flan-t5-colab; a dry run tiny-t5, since real "
+                         "families' notebooks take tens of minutes on a CPU even at 1 layer)")
+    ap.add_argument("--cost-seconds", type=float, default=None, help="cost measurement budget per family")
+    ap.add_argument("--n-grid", type=int_list, default=None, help="tokens per call timed by costs")
+    ap.add_argument("--bench-n", type=int, default=None, help="bench examples")
+    ap.add_argument("--max-new-tokens", type=int, default=None, help="tokens per generation in bench and predict")
+    ap.add_argument("--cell-timeout", type=float, default=None, help="seconds one notebook cell may take")
+    ap.add_argument("--free-disk", action="store_true", help="delete a preset's shadows after its last plan item")
+    ap.add_argument("--work", default=None, help="folder for the temporary hub and files (default: the temp dir)")
+    args = ap.parse_args(argv)
+    small = dict(plan=DRY_PLAN, budget_s=2400.0, notebook_family="tiny-t5", cost_seconds=1.0, n_grid=(1, 2),
+                 bench_n=1, max_new_tokens=8, cell_timeout=600)
+    full = dict(plan=DEFAULT_PLAN, budget_s=450.0, notebook_family="flan-t5-colab", cost_seconds=8.0,
+                n_grid=(1, 4, 16), bench_n=2, max_new_tokens=64, cell_timeout=300)
+    for k, v in (small if args.dry_run else full).items():
+        if getattr(args, k) is None:
+            setattr(args, k, v)
+    try:
+        parse_plan(args.plan)
+        if args.budget_s <= 0 or args.cost_seconds <= 0 or args.bench_n < 1 or args.max_new_tokens < 1 \
+                or args.cell_timeout <= 0:
+            raise ValueError("--budget-s, --cost-seconds, --cell-timeout must be positive, --bench-n and "
+                             "--max-new-tokens at least 1")
+        if Path(args.out).exists() and not Path(args.out).is_dir():
+            raise ValueError(f"--out {args.out} is a file; give a folder")
+    except ValueError as e:
+        print(f"gpu_check: error: {e}", file=sys.stderr)
+        return 2
+    return run_plan(args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,107 @@
+"""The GPU check (scripts/gpu_check.sh, gpu_check.py) and its carried packages (scripts/gpu_wheels.sh).
+
+No GPU here: the check is proven by its CPU dry run (1 layer, tiny lengths, every step of the plan).
+"""
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def check(*args, timeout, env=None):
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu_check.py"), *args], capture_output=True,
+                          text=True, cwd=ROOT, timeout=timeout, env=env)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--plan", "vicuna,foo"], "--plan item 'foo': unknown preset 'foo'"),
+    (["--plan", "flan-t5-colab:fp8"], "unknown dtype 'fp8'; use one of fp32, bf16, fp16"),
+    (["--plan", "nb:99"], "--plan item 'nb:99': no single notebooks/99_*.ipynb"),
+    (["--plan", " , "], "--plan is empty"),
+    (["--budget-s", "0"], "--budget-s, --cost-seconds, --cell-timeout must be positive"),
+    (["--n-grid", "0,4"], "expected integers >= 1, got '0,4'"),
+])
+def test_bad_arguments_are_refused_in_one_line_before_any_step(args, says, tmp_path):
+    p = check("--out", str(tmp_path / "out"), *args, timeout=60)
+    assert p.returncode == 2 and says in p.stderr, p.stderr
+    assert not (tmp_path / "out" / "gpu_check.json").exists()
+
+
+def test_out_that_is_a_file_is_refused(tmp_path):
+    (tmp_path / "f").write_text("")
+    p = check("--out", str(tmp_path / "f"), timeout=60)
+    assert p.returncode == 2 and "is a file; give a folder" in p.stderr, p.stderr
+
+
+@pytest.mark.slow
+def test_dry_run_runs_every_step_and_records_each_in_one_json(tmp_path):
+    """The dry run's plan on this CPU: every step ran and passed, in the plan's order, with its measurements.
+
+    A dry run executes the notebooks on tiny-t5 (a real family's take tens of minutes on a CPU) and
+    leaves flan-t5 out (the same steps as flan-t5-colab). About 15 minutes on a shared 2-core machine.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CSD_", "HF_"))}
+    env.update(OUT=str(tmp_path / "out"), PYTHON=sys.executable, OMP_NUM_THREADS="1")
+    p = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_check.sh"), "--dry-run", "--work", str(tmp_path)],
+                       capture_output=True, text=True, cwd=ROOT, timeout=2400, env=env)
+    res = json.loads((tmp_path / "out" / "gpu_check.json").read_text())
+    steps = {s["name"]: s for s in res["steps"]}
+    bad = {n: (s["status"], s.get("why") or s.get("tail", "")[-800:]) for n, s in steps.items() if s["status"] != "ok"}
+    assert p.returncode == 0 and not bad, (bad, p.stdout[-3000:])
+    assert res["dry_run"] and "shadow checkpoints" in res["checkpoints"] and res["machine"]["torch"]
+    assert [n.split(":")[0] for n in steps][:6] == ["env", "shadows", "costs", "predict", "predict-2-layers", "bench"]
+    assert [n for n in steps if n.startswith(("costs", "notebook"))] == [
+        "costs:vicuna-policy", "costs:flan-t5-colab-bf16", "costs:flan-t5-colab-fp16", "notebook:00", "notebook:07"]
+    fp16, bf16 = steps["costs:flan-t5-colab-fp16"]["result"], steps["costs:flan-t5-colab-bf16"]["result"]
+    assert fp16["keep_fp32"] == ["wo"] and fp16["wo_fp32"] is True  # the T4 policy: T5's wo stays fp32
+    assert {m["weights"]["other"] == ["float16"] for m in fp16["models"].values()} == {True}
+    assert bf16["keep_fp32"] == [] and {m["dtype"] for m in bf16["models"].values()} == {"bfloat16"}
+    for name in ("predict:vicuna-policy", "predict:flan-t5-colab-fp16"):
+        cmp = steps[name]["compare_2_layers"]
+        assert any(r["method"] == "ar" for r in cmp) and all(r["ratio"] > 0 for r in cmp)
+    for name, s in steps.items():
+        if name.startswith("bench"):
+            assert {"ar", "sd", "csd"} <= set(s["result"]), name
+            if name.endswith("-policy"):  # fp32 on a CPU: lossless, every method returns AR's tokens
+                assert {m: r["mismatches"] for m, r in s["result"].items()} == {"ar": 0, "sd": 0, "csd": 0}, name
+        if name.startswith("notebook"):
+            assert s["result"]["cells_run"] == s["result"]["code_cells"] and s["result"]["error"] is None, name
+    assert res["elapsed_s"] == pytest.approx(sum(s.get("seconds", 0) for s in res["steps"]), rel=0.2)
+
+
+@pytest.mark.slow
+def test_wheel_archive_holds_what_the_machine_lacks_under_the_carry_limit(tmp_path):
+    """scripts/gpu_wheels.sh: Python 3.12 packages, none the machine has, within what the device tool carries."""
+    p = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_wheels.sh"), str(tmp_path / "wh")], capture_output=True,
+                       text=True, cwd=ROOT, timeout=1200, env={**os.environ, "PYTHON": sys.executable})
+    if p.returncode == 3:
+        pytest.skip("no package index reachable: " + p.stderr.strip().splitlines()[-1])
+    assert p.returncode == 0, p.stdout + p.stderr
+    names = {line.rsplit("-", 1)[0].lower() for line in (tmp_path / "wh" / "MANIFEST.txt").read_text().split()}
+    assert {"plotly", "ipywidgets", "nbclient", "nbformat", "ipykernel", "jupyter_client", "pyzmq", "tornado"} <= names
+    assert not names & {"torch", "transformers", "numpy", "pygments", "packaging", "debugpy", "jedi"}
+    with tarfile.open(tmp_path / "wh" / "site.tar.xz") as tar:
+        files = tar.getnames()
+    assert any(f.endswith(".cpython-312-x86_64-linux-gnu.so") or "abi3" in f for f in files if f.endswith(".so"))
+    assert not any("/plotly/labextension/" in f for f in files)
+    size = (tmp_path / "wh" / "site.tar.xz").stat().st_size
+    assert size < 40 * 2 ** 20 and "limit" in p.stdout
+
+
+def test_a_step_that_would_overrun_the_budget_is_skipped_and_the_json_says_why(tmp_path):
+    p = check("--out", str(tmp_path / "out"), "--dry-run", "--plan", "nb:07,vicuna", "--budget-s", "60",
+              "--work", str(tmp_path), timeout=60)
+    res = json.loads((tmp_path / "out" / "gpu_check.json").read_text())
+    assert p.returncode == 0 and [s["name"] for s in res["steps"]] == ["env", "notebook:07", "shadows:vicuna",
+                                                                       "costs:vicuna-policy", "predict:vicuna-policy",
+                                                                       "predict-2-layers:vicuna", "bench:vicuna-policy"]
+    assert {s["status"] for s in res["steps"]} == {"skipped"}
+    assert "would overrun: about 120 s needed, 60 s left of the 60 s budget" in res["steps"][0]["why"]
+    assert res["steps"][3]["why"] == "the shadows of vicuna were not built"
+    assert not list(tmp_path.glob("gpu-check-*"))  # the temporary hub is removed
