@@ -155,7 +155,8 @@ def cmd_predict(args) -> None:
         raise ValueError("give --family or --target/--drafters, not both")
     res = forecast(None if args.target else args.family or config.FAMILY, args.acceptance, device=args.device,
                    max_layers=args.max_layers, costs=args.costs, max_new_tokens=args.max_new_tokens,
-                   prompt_tokens=args.prompt_tokens, seconds=args.seconds, target=args.target, drafters=drafters)
+                   prompt_tokens=args.prompt_tokens, seconds=args.seconds, target=args.target, drafters=drafters,
+                   progress=True)
     if args.out:
         write_atomic(args.out, json.dumps(res) + "\n", "--out")
     print(json.dumps(res) if args.json else format_forecast(res), flush=True)
