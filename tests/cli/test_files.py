@@ -213,7 +213,7 @@ def _cli(argv, timeout=120):
 
 def _memory_cap():
     import resource
-    resource.setrlimit(resource.RLIMIT_AS, (8 * 2 ** 30, 8 * 2 ** 30))  # /dev/zero read whole ends soon
+    resource.setrlimit(resource.RLIMIT_AS, (4 * 2 ** 30, 4 * 2 ** 30))  # /dev/zero read whole ends soon
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
