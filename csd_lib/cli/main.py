@@ -3,6 +3,7 @@ Ctrl-C in one line ``interrupted ...`` and exit status 130; ``--debug`` shows th
 """
 from __future__ import annotations
 
+import re
 import sys
 import warnings
 
@@ -47,8 +48,7 @@ def _joined(argv: list[str]) -> list[str]:
     for a flag, so a negative rate would get 'expected one argument' instead of its own message."""
     out, i = [], 0
     while i < len(argv):
-        if argv[i] == "--acceptance" and i + 1 < len(argv) and argv[i + 1].startswith("-") \
-                and not argv[i + 1].startswith("--"):
+        if argv[i] == "--acceptance" and i + 1 < len(argv) and re.match(r"-[\d.]", argv[i + 1]):
             out.append(f"--acceptance={argv[i + 1]}")
             i += 2
         else:

@@ -131,7 +131,7 @@ def read_acceptance_file(path: str, family: str) -> list:
         raise ValueError(f"--acceptance {path} is a folder, not a results file; {how}")
     if not p.exists():
         raise ValueError(f"--acceptance {path}: no such file; {how}")
-    recs = read_records(p, fix=f"delete that line, or give another --acceptance file")
+    recs = read_records(p, fix="delete that line, or give another --acceptance file")
     problem = other_run(recs, family=family)
     if problem:
         there = next(r.get("family") for r in recs if "error" not in r and r.get("family") != family)
