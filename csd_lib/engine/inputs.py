@@ -74,12 +74,10 @@ def prompt_limit() -> int:
 
 
 def check_prompt_length(ids: list[int], models) -> list[int]:
-    """``ids`` if every one of ``models`` (LMs) takes a prompt that long: its position limit
-    (``max_length``), else :func:`prompt_limit`; checked before any tensor is made."""
+    """``ids`` if every one of ``models`` (LMs) without a position limit (``max_length`` None: T5's
+    relative positions) takes a prompt that long (:func:`prompt_limit`); checked before any tensor is
+    made. A position limit is checked with ``max_new_tokens`` (``cascade.run_plan``, ``LM.start``)."""
     for lm in models:
-        if lm.max_length is not None and len(ids) > lm.max_length:
-            raise ValueError(f"the prompt has {len(ids)} tokens but model '{lm.name}' has {lm.max_length} positions "
-                             f"(its max_position_embeddings, fixed by its weights); shorten the prompt")
         if lm.max_length is None and len(ids) > prompt_limit():
             raise ValueError(f"the prompt has {len(ids)} tokens, more than the limit of {prompt_limit()} for models "
                              f"with relative positions such as '{lm.name}' (memory grows with the square of the "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import functools
 import json
+import logging
 import os
 import signal
 import stat
@@ -161,7 +162,15 @@ def _duplicates(d: Path) -> None:
     run_bench(fam, ex, ["ar"], out, max_new_tokens=3, progress=False, warmup=0, stop_after=1)
     first = out.read_bytes()
     out.write_bytes(first + first.replace(b'"example": 0', b'"example": 0, "copy": 1'))  # the same line twice
-    recs = run_bench(fam, ex, ["ar"], out, max_new_tokens=3, progress=False, warmup=0)
+    said = []
+    handler = logging.Handler()
+    handler.emit = lambda record: said.append(record.getMessage())
+    logging.getLogger("csd_lib.measure.bench").addHandler(handler)
+    try:
+        recs = run_bench(fam, ex, ["ar"], out, max_new_tokens=3, progress=False, warmup=0)
+    finally:
+        logging.getLogger("csd_lib.measure.bench").removeHandler(handler)
+    assert f"bench: {out} held 1 duplicate (example, method, repeat) line(s); kept the first of each" in said
     lines = out.read_bytes().splitlines(True)
     assert lines[0] == first and len(lines) == 2 and b'"copy"' not in out.read_bytes()
     assert sorted((r["example"], r["method"]) for r in recs) == [(0, "ar"), (1, "ar")]
