@@ -275,11 +275,11 @@ def _wait(cond, timeout=180.0):
 
 def test_a_second_bench_on_the_same_file_is_refused(tmp_path):
     out = tmp_path / "o.jsonl"
-    argv = [sys.executable, "-m", "csd_lib", "bench", "--family", "tiny-t5", "--n", "3", "--methods", "ar,sd",
-            "--costs", "none", "--max-new-tokens", "32", "--out", str(out)]
+    argv = [sys.executable, "-m", "csd_lib", "bench", "--family", "tiny-t5", "--n", "6", "--methods", "ar,sd",
+            "--costs", "none", "--max-new-tokens", "64", "--out", str(out)]
     first = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=ENV)
-    try:
-        _wait(lambda: out.exists() and out.stat().st_size > 0 or first.poll() is not None)
+    try:  # the lock is taken before the family loads: the second run meets it however fast the first is
+        _wait(lambda: Path(f"{out}.lock").exists() or first.poll() is not None)
         second = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=180)
         assert second.returncode == 2 and second.stdout == "", second.stderr
         assert [line for line in second.stderr.splitlines() if not line.startswith("load_task: ")] == [
@@ -290,7 +290,7 @@ def test_a_second_bench_on_the_same_file_is_refused(tmp_path):
     finally:
         first.kill()
     keys = [(r["example"], r["method"], r["rep"]) for r in R.read_records(out)]
-    assert sorted(keys) == sorted({(i, m, 0) for i in range(3) for m in ("ar", "sd")})  # each once
+    assert sorted(keys) == sorted({(i, m, 0) for i in range(6) for m in ("ar", "sd")})  # each once
     assert sorted(p.name for p in tmp_path.iterdir()) == ["o.jsonl"]  # the lock went with its run
 
 
