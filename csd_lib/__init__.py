@@ -23,7 +23,7 @@ _API = {
     "measure_costs": "price.timing", "load_costs": "price.costfile", "predict_speedup": "price.ewif",
     "price_plan": "price.pricing", "forecast": "price.forecast", "tune": "price.tune",
     "summarize": "report.summary", "format_table": "report.summary",
-    "live_panel": "teach.panel",
+    "live_panel": "teach.panel", "LivePanel": "teach.panel",
 }
 _SUBPACKAGES = ("config", "engine", "families", "measure", "price", "report", "viz", "teach", "cli")
 

@@ -201,14 +201,14 @@ def live_panel_check(tmp: Path, chromium: str, timeout: int, notebook: Path) -> 
                 check(n_plots >= 2, f"JupyterLab renders the plotly figures ({n_plots})")
                 trace0, stats0 = panel_state(page)
                 check("csd-tok" in trace0 and "tokens per target call" in stats0, "trace and stats are filled")
-                errors = page.inner_text(".csd-live-panel .csd-error").strip()
+                errors = shown_text(page, ".csd-live-panel .csd-error").strip()
                 check(errors == "", "the panel shows no error")
 
                 move_slider(page, ".csd-lenience")
                 trace1, stats1 = wait_change(page, trace0, stats0, 120)
                 check(trace1 != trace0 and stats1 != stats0, "moving the lenience slider changed trace and stats")
                 print(f"  (lenience {levels_changed(trace0, trace1)})")
-                diff1 = page.inner_text(".csd-live-panel .csd-diff")
+                diff1 = shown_text(page, ".csd-live-panel .csd-diff")
                 check("changed: lenience" in diff1 and "tokens different from greedy AR" in diff1,
                       "the 'what changed' readout names the lenience move and counts tokens against AR")
                 print("  (readout: " + " | ".join(diff1.splitlines()[1:4]) + ")")
@@ -216,7 +216,7 @@ def live_panel_check(tmp: Path, chromium: str, timeout: int, notebook: Path) -> 
                         and "forward calls: unchanged" in diff1:
                     check("altered no token" in diff1 and "timing noise" in diff1,
                           "a move that changed no token and no call says that only timing noise moved")
-                pairs1 = page.inner_text(".csd-live-panel .csd-pairs")
+                pairs1 = shown_text(page, ".csd-live-panel .csd-pairs")
                 check("previous run" in pairs1 and "<-" in pairs1, "per-pair acceptance sits beside the previous run")
 
                 cell = page.locator(".csd-k-0-1 input")
@@ -303,7 +303,7 @@ def round_stepper_check(page) -> None:
     page.locator(f".csd-live-panel {button}").first.click()
     title = wait_text(page, title_sel, f"target round {want} of {n}", 60)
     check(f"target round {want} of {n}" in title, f"clicking {button[11:]} shows round {want} ({title[:80]})")
-    label = page.inner_text(label_sel)
+    label = shown_text(page, label_sel)
     check(f"target round {want} of {n}" in label, f"the readout follows: {label!r}")
     rows1 = page.locator(".csd-live-panel .csd-rounds .ytick").all_text_contents()
     print(f"  (round {r}: {len(rows0)} reviews; round {want}: {len(rows1)} reviews)")
@@ -321,7 +321,7 @@ def round_stepper_check(page) -> None:
     page.mouse.up()
     title = wait_text(page, title_sel, f"target round {end} of {n}", 60)
     check(f"target round {end} of {n}" in title, f"dragging the round slider shows round {end} ({title[:80]})")
-    check(f"target round {end} of {n}" in page.inner_text(label_sel), "the readout follows the slider")
+    check(f"target round {end} of {n}" in shown_text(page, label_sel), "the readout follows the slider")
 
 
 def levels_changed(a: str, b: str) -> str:
@@ -331,9 +331,25 @@ def levels_changed(a: str, b: str) -> str:
     return f"{diff} of {max(len(la), len(lb))} tokens changed level"
 
 
+def shown_text(page, selector: str) -> str:
+    """The rendered text of ``selector``, scrolled into view first.
+
+    JupyterLab 4 skips rendering off-screen cells (CSS ``content-visibility``), and the text of
+    an element that is not rendered reads as empty.
+    """
+    el = page.locator(selector).first
+    el.scroll_into_view_if_needed()
+    end = time.time() + 5  # rendering follows the scroll by a frame or more
+    text = el.inner_text()
+    while not text.strip() and time.time() < end:
+        time.sleep(0.2)
+        text = el.inner_text()
+    return text
+
+
 def panel_state(page) -> tuple[str, str]:
     trace = page.inner_html(".csd-live-panel .csd-trace-view")
-    stats = page.inner_text(".csd-live-panel .csd-stats")
+    stats = shown_text(page, ".csd-live-panel .csd-stats")
     return trace, stats
 
 
@@ -351,10 +367,19 @@ def wait_idle(page, timeout: int) -> None:
 
 
 def wait_text(page, selector: str, expect: str, timeout: int) -> str:
-    """The text of ``selector`` once it contains ``expect`` (or is empty, for ``expect=''``)."""
+    """The text of ``selector`` once it contains ``expect`` (or is empty, for ``expect=''``).
+
+    The element, or its nearest ancestor in the selector that exists, is kept scrolled into view:
+    JupyterLab 4 does not render off-screen cells, so a figure there is never drawn.
+    """
     end = time.time() + timeout
     text = ""
+    parts = selector.split()
     while time.time() < end:
+        shown = next((page.locator(" ".join(parts[:n])) for n in range(len(parts), 0, -1)
+                      if page.locator(" ".join(parts[:n])).count()), None)
+        if shown is not None:
+            shown.first.scroll_into_view_if_needed()
         loc = page.locator(selector)
         text = (loc.first.text_content() or "") if loc.count() else ""  # text_content: SVG titles too
         if (expect in text) if expect else not text.strip():

@@ -1,4 +1,4 @@
-"""Do two bench runs of one configuration agree under a competing load? (issue 19 item 7)
+"""Do two bench runs of one configuration agree under a competing load?
 
 Starts one busy process per core, then runs the same short bench (default: tiny-t5, synth-gsm8k,
 n 12, sd and csd, 48 new tokens, one torch thread) twice with ``--clock cpu`` and once with
@@ -18,25 +18,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # this checkout's csd_lib, as `python -m csd_lib` in ROOT imports
 
 from csd_lib.measure.records import read_records  # noqa: E402
-from csd_lib.measure.records import fastest  # noqa: E402
-from csd_lib.report.bench_stats import bootstrap_median_ci
-from csd_lib.report.summary import conditions_line, ratios, run_conditions  # noqa: E402
+from csd_lib.report.bench_stats import speedup_ratio  # noqa: E402
+from csd_lib.report.summary import conditions_line, run_conditions  # noqa: E402
 
 BUSY = "while True: pass"
-
-
-def csd_over_sd(recs: list[dict]) -> tuple[float, list[float]]:
-    """Median over examples of CSD's speedup over SD's (SD's time over CSD's, fastest rounds), with its CI."""
-    best = fastest(recs)
-    a, b = ratios(best, "csd"), ratios(best, "sd")
-    r = [a[i] / b[i] for i in sorted(a) if i in b]
-    return float(np.median(r)), bootstrap_median_ci(r)
 
 
 def bench(args, clock: str, out: Path) -> list[dict]:
@@ -68,7 +57,7 @@ def main() -> int:
         try:
             for name, clock in (("cpu-1", "cpu"), ("cpu-2", "cpu"), ("wall", "wall")):
                 recs = bench(args, clock, folder / f"{name}.jsonl")
-                r, cis[name] = csd_over_sd(recs)
+                r, cis[name] = speedup_ratio(recs, recs)  # CSD over SD in one run
                 print(f"{name}: CSD over SD {r:.2f} [{cis[name][0]:.2f}-{cis[name][1]:.2f}]; "
                       f"{conditions_line(run_conditions(recs))}", flush=True)
         finally:

@@ -11,23 +11,19 @@ from pathlib import Path
 
 import numpy as np
 
-from csd_lib.measure.records import read_records
-from csd_lib.price.costfile import load_costs
 from csd_lib.fileio import write_atomic
+from csd_lib.measure.records import ALL_METHODS, BenchRecord, read_records
+from csd_lib.price.costfile import load_costs
 from csd_lib.price.predict import prediction_limits
-from csd_lib.measure.records import ALL_METHODS, BenchRecord, fastest
-from csd_lib.report.summary import CLOCK_NAMES, mag_share, predicted_vs_measured, ratios, run_conditions, summarize
-from csd_lib.report.bench_stats import bootstrap_median_ci
+from csd_lib.report.bench_stats import best_sd, goals, machine_speed, prediction_gaps, run_k, swi_chain
+from csd_lib.report.bench_stats import fmt as f
+from csd_lib.report.summary import CLOCK_NAMES, mag_share, predicted_vs_measured, run_conditions, summarize
 from csd_lib.viz import bench_figure, cost_figure
 
 ROOT = Path(__file__).resolve().parent.parent
 RES, DOCS = ROOT / "results", ROOT / "docs"
 # tiny-t5-paper: tiny-t5's target with drafters in the paper's Fig. 2 regime (its goals are stated, not set)
 FAMILIES, TASKS = ("tiny-t5", "tiny-llama", "tiny-t5-paper"), ("synth-gsm8k", "synth-mmlu")
-
-
-def f(v, p=2):
-    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{p}f}"
 
 
 def png(fig, path: Path) -> bool:
@@ -88,69 +84,12 @@ def conditions(recs: list[dict]) -> str:
     return f"{clock} (`--clock {seen['clock']}`); {load}"
 
 
-def pair_ratio(recs: list[dict], num: str, den: str) -> tuple[float, list[float]]:
-    """Median over examples of walltime(num) / walltime(den), fastest repeats, with its bootstrap CI.
-
-    > 1 means ``den`` is faster than ``num`` on the typical example."""
-    best = fastest(recs)
-    a, b = best.get(num, {}), best.get(den, {})
-    r = [a[i].wall_time / b[i].wall_time for i in sorted(a) if i in b]
-    return (float(np.median(r)) if r else float("nan")), bootstrap_median_ci(r)
-
-
-def speedup_ratio(num: list[dict], den: list[dict]) -> tuple[float, list[float]]:
-    """Median over examples of CSD's speedup (records ``num``) over SD's (records ``den``), each
-    against AR in its own round, with its bootstrap CI. In one run it is SD's walltime over CSD's."""
-    a, b = ratios(fastest(num), "csd"), ratios(fastest(den), "sd")
-    r = [a[i] / b[i] for i in sorted(a) if i in b]
-    return (float(np.median(r)) if r else float("nan")), bootstrap_median_ci(r)
-
-
-def best_sd(recs: list[dict], s: dict, alt_recs: list[dict], alt: dict | None):
-    """(records, summary, k) of the SD with the higher median speedup: the preset's or the alternative k's run."""
-    if alt and alt["speedup_walltime_median"] > s["sd"]["speedup_walltime_median"]:
-        return alt_recs, alt, recs_k(alt_recs, "sd")
-    return recs, s["sd"], recs_k(recs, "sd")
-
-
-def goals(fam: str, recs: list[dict], s: dict, vert: dict | None, pv: dict,
-          alt_recs: list[dict], alt: dict | None) -> list[str]:
-    def g(name, value, target, ok, why=""):
-        return f"| {name} | {value} | {target} | {'met' if ok else 'MISSED'} | {why} |"
-    out = ["| goal | measured | target | status | note |", "|---|---|---|---|---|"]
-    csd, sd = s.get("csd"), s.get("sd")
-    if csd and sd:
-        sd_recs, _, k = best_sd(recs, s, alt_recs, alt)
-        r, (lo, hi) = speedup_ratio(recs, sd_recs)
-        need, need_lo = (1.2, 1.1) if fam == "tiny-t5" else (1.1, None)
-        ok = r >= need and (need_lo is None or lo >= need_lo)
-        measured = f"k = {recs_k(recs, 'sd')}" + (f" and k = {recs_k(alt_recs, 'sd')} (own run)" if alt else "")
-        out.append(g("CSD over the best SD (median per-example walltime ratio)", f"{f(r)}x [{f(lo)}–{f(hi)}]",
-                     f">= {need}x" + (f", lower CI >= {need_lo}" if need_lo else ""), ok,
-                     f"SD: the largest drafter; measured {measured}; best k = {k}"
-                     + ("; each speedup against AR in its own round" if sd_recs is not recs else "")))
-    if sd and "hf-assisted" in s:
-        r, (lo, hi) = pair_ratio(recs, "hf-assisted", "sd")
-        out.append(g("our SD vs hf-assisted (median walltime ratio)", f"{f(r)}x [{f(lo)}–{f(hi)}]", ">= 1.0x", r >= 1.0))
-    if "mag" in s and "hf-pld" in s:
-        r, (lo, hi) = pair_ratio(recs, "hf-pld", "mag")
-        out.append(g("our MaG vs hf-pld (median walltime ratio)", f"{f(r)}x [{f(lo)}–{f(hi)}]", ">= 1.0x", r >= 1.0))
-    if csd and sd and fam == "tiny-t5":
-        text, ok = swi_chain(s, vert, alt)
-        out.append(g("SWI ordering (model-size)", text, "full > base+MaG > SD > AR", ok,
-                     "SD: the higher of its runs" if vert else "no vertical run"))
-    gaps = {m: s[m]["speedup_walltime_predicted"] / s[m]["speedup_walltime_median"] - 1
-            for m in ("sd", "mag", "staged", "csd") if m in s and s[m]["speedup_walltime_predicted"] is not None
-            and not math.isnan(s[m]["speedup_walltime_predicted"])}
-    if gaps:
-        worst = max(gaps, key=lambda m: abs(gaps[m]))
-        out.append(g("EWIF prediction within 10% of the measured median",
-                     ", ".join(f"{m} {100 * v:+.0f}%" for m, v in gaps.items()), "within ±10% for each",
-                     abs(gaps[worst]) <= 0.10, f"worst: {worst}"))
-    if csd:
-        out.append(g("time outside model forwards (CSD)", f"{100 * csd['outside_share']:.1f}%", "< 10%",
-                     csd["outside_share"] < 0.10))
-    return out
+def goal_rows(fam: str, recs: list[dict], s: dict, vert: dict | None, alt_recs: list[dict],
+              alt: dict | None) -> list[str]:
+    """The goals of a run (csd_lib.report.bench_stats.goals) as a Markdown table."""
+    return ["| goal | measured | target | status | note |", "|---|---|---|---|---|"] + [
+        f"| {name} | {value} | {target} | {'met' if ok else 'MISSED'} | {why} |"
+        for name, value, target, ok, why in goals(fam, recs, s, vert, alt_recs, alt)]
 
 
 def limits(fam: str, recs: list[dict], vrecs: list[dict], arecs: list[dict], cm) -> list[str]:
@@ -186,23 +125,15 @@ def limits(fam: str, recs: list[dict], vrecs: list[dict], arecs: list[dict], cm)
 def drift(recs: list[dict], cm) -> list[str]:
     """The machine's speed in this run against the cost model's: AR's measured time per target step
     over what the cost model prices it at (both on the run's clock), and a drafter's call likewise."""
-    best = fastest(recs)
-    ar = list(best.get("ar", {}).values())
-    if not ar:
+    speed = machine_speed(recs, cm)
+    if speed is None:
         return []
-    step = sum(r.stats["forward_time"]["target"] for r in ar) / sum(r.stats["calls"]["target"] for r in ar)
-    L = float(np.mean([(r.cache_start or 1) + r.n_tokens / 2 for r in ar]))
-    priced = float(cm.forward["target"](1, L))
+    step, priced = speed
     text = (f"Machine speed against the cost model: an AR step of the target took {1e3 * step:.2f} ms in this run "
             f"(per call, fastest rounds); the cost model prices it at {1e3 * priced:.2f} ms ({step / priced:.2f}x). "
             "Both read the same clock; a ratio away from 1 means the machine ran at another speed when the cost "
             "model was measured, and predictions err where that change is not the same for every call size.")
     return [text, ""]
-
-
-def recs_k(recs: list[dict], method: str):
-    plans = (BenchRecord.from_dict(r).plan for r in recs if r["method"] == method)
-    return next((p.k[0][0] for p in plans if p is not None), "?")
 
 
 def cost_section(fam: str) -> list[str]:
@@ -250,19 +181,6 @@ def mag_shares() -> list[str]:
     return rows
 
 
-def swi_chain(s: dict, vert: dict | None, alt: dict | None, key: str = "speedup_swi_ms") -> tuple[str, bool]:
-    """Paper Table 2's SWI ordering (full > base + MaG > SD > AR) as text, and whether it holds;
-    ``key`` picks the cost table (model-size ``speedup_swi_ms`` or previous-work ``speedup_swi_pw``)."""
-    chain = [("full cascade", s["csd"][key])]
-    if vert:
-        chain.append(("base + MaG", vert[key]))
-    chain += [("SD", max(s["sd"][key], alt[key] if alt else 0.0)), ("AR", 1.0)]
-    ok = vert is not None and all(a[1] > b[1] for a, b in zip(chain, chain[1:]))
-    text = f"{chain[0][0]} {f(chain[0][1])}" + "".join(
-        f" {'>' if a[1] > b[1] else '<='} {b[0]} {f(b[1])}" for a, b in zip(chain, chain[1:]))
-    return text, ok
-
-
 README_END = "<!-- end of the block that scripts/make_benchmarks_md.py writes -->"
 
 
@@ -308,9 +226,7 @@ def readme_table(rows: list[dict]) -> None:
         held = sum(ok for _, _, ok in chains)
         new.append(f"- The SWI ordering of paper Table 2 (full cascade > base + MaG > SD > AR) holds on tiny-t5 "
                    f"in {held} of {len(chains)} tasks: " + "; ".join(f"{t}: {c}" for t, c, _ in chains) + ".")
-    gaps = [(r["fam"], r["task"], m, r["s"][m]["speedup_walltime_predicted"] / r["s"][m]["speedup_walltime_median"] - 1)
-            for r in rows for m in ("sd", "mag", "staged", "csd") if m in r["s"]
-            and not math.isnan(r["s"][m]["speedup_walltime_predicted"])]
+    gaps = [(r["fam"], r["task"], m, gap) for r in rows for m, gap in prediction_gaps(r["s"]).items()]
     if gaps:
         within = sum(abs(g) <= 0.10 for *_, g in gaps)
         worst = max(gaps, key=lambda g: abs(g[3]))
@@ -358,12 +274,12 @@ def main() -> int:
             vert = summarize(vrecs, cm).get("csd") if vrecs else None
             arecs = read_records(RES / f"{fam}-{task}-sd.jsonl")
             alt = summarize(arecs, cm).get("sd") if arecs else None
-            extra = {**({f"sd k = {recs_k(arecs, 'sd')} (own run)": alt} if alt else {}),
+            extra = {**({f"sd k = {run_k(arecs, 'sd')} (own run)": alt} if alt else {}),
                      **({"csd base+MaG (own run)": vert} if vert else {})}
             n = s["ar"]["n"]
             plan = next((p for p in (BenchRecord.from_dict(r).plan for r in recs if r["method"] == "csd") if p), None)
             cfg = {"k": [list(row) for row in plan.k], "lenience": plan.lenience} if plan else {}
-            own = [(f"sd k = {recs_k(arecs, 'sd')}", arecs), ("csd base+MaG", vrecs)]
+            own = [(f"sd k = {run_k(arecs, 'sd')}", arecs), ("csd base+MaG", vrecs)]
             lines += [f"## {fam} on {task} (n = {n}, repeats = {s['ar']['repeats']}, "
                       f"max_new_tokens = {recs[0]['max_new_tokens']})", "",
                       f"CSD: K = `{cfg.get('k')}`, lenience = {cfg.get('lenience')}. "
@@ -386,7 +302,7 @@ def main() -> int:
                           + "; ".join(f"{name}: {text}" for name, text in orders.items()) + ".", ""]
             pv = predicted_vs_measured(recs, cm)
             lines += ["Goals (each from this one interleaved run, and its own-run rows; ratios are medians over "
-                      "examples with a bootstrap 95% interval):", ""] + goals(fam, recs, s, vert, pv, arecs, alt) + [""]
+                      "examples with a bootstrap 95% interval):", ""] + goal_rows(fam, recs, s, vert, arecs, alt) + [""]
             if cm is not None:
                 lines += drift(recs, cm) + limits(fam, recs, vrecs, arecs, cm) + [""]
             lines += ["SWI and walltime against the EWIF prediction (Bernoulli acceptance at this run's measured "

@@ -3,9 +3,11 @@
     python scripts/tune_tiny.py [--n 4] [--budget 8] [--tasks synth-gsm8k,synth-mmlu]
 
 Writes results/tune.json: per family, per task (``by_task``) the tuner's and the grid's winners,
-and ``preset_by_task``: the K, lenience and SD's k to copy by hand into csd_lib/presets.py
-(``TINY_PRESETS``: the family's K from its own task, synth-gsm8k; ``by_task`` for the others; the
-presets cite this file). ``--grid tiny`` runs a two-candidate grid (a check of the code path).
+and ``preset_by_task``: the K, lenience and SD's k each task's winner ran with. The tuned K goes
+into data/tuned_presets.json (``--presets``; ``none``: not written), which
+csd_lib/families/presets.py loads: the family's K from its own task, synth-gsm8k, ``by_task`` for
+the others; lenience and SD's k there stay as set by hand. ``--grid tiny`` runs a two-candidate
+grid (a check of the code path).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from csd_lib.fileio import write_atomic
 from csd_lib.price.tune import candidate_grid, family_costs, grid_search, predict_sd, remeasure, sd_sweep, tune
 
 ROOT = Path(__file__).resolve().parent.parent
+OWN_TASK = "synth-gsm8k"  # a tiny family's own task: its tuned K is the family's K
 COLUMNS = ("| family | task | candidates | tuner: configs measured | tuner best (K, l) | grid best (K, l) | "
            "re-measured speedup tuner / grid | ratio | time tuner / grid |")
 
@@ -120,6 +123,20 @@ def summary_md(report: dict, budget: int) -> str:
     return "\n".join(md)
 
 
+def write_presets(path: Path, preset_by_task: dict) -> None:
+    """Put each family's tuned K into the presets file: ``k`` for its own task, ``by_task[task]["k"]`` else."""
+    presets = json.loads(path.read_text(encoding="utf-8"))
+    for name, tasks in preset_by_task.items():
+        if name not in presets:
+            continue
+        for task, r in tasks.items():
+            if task == OWN_TASK:
+                presets[name]["k"] = r["k"]
+            else:
+                presets[name].setdefault("by_task", {}).setdefault(task, {})["k"] = r["k"]
+    write_atomic(path, json.dumps(presets, indent=1) + "\n")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--n", type=int, default=4, help="calibration prompts (validation split)")
@@ -131,6 +148,8 @@ def main(argv=None) -> int:
     ap.add_argument("--grid", choices=("full", "tiny"), default="full")
     ap.add_argument("--reps", type=int, default=3, help="repetitions of the final re-measurements")
     ap.add_argument("--out", default=str(ROOT / "results" / "tune.json"))
+    ap.add_argument("--presets", default=str(ROOT / "data" / "tuned_presets.json"),
+                    help="the presets file the tuned K goes into ('none': not written)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     out = Path(args.out)
@@ -151,6 +170,9 @@ def main(argv=None) -> int:
                                 for f in report if f.startswith("tiny-")}
     report["summary_md"] = summary_md(report, args.budget)
     write_atomic(out, json.dumps(report, indent=1) + "\n")
+    if args.presets != "none":
+        write_presets(Path(args.presets), {f: {t: report["preset_by_task"][f][t] for t in args.tasks.split(",")}
+                                           for f in args.families.split(",")})
     print(report["summary_md"])
     return 0
 

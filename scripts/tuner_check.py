@@ -1,4 +1,4 @@
-"""How well the tuner's ranking prices what it then measures (issue 19, item 3).
+"""How well the tuner's ranking prices what it then measures.
 
     python scripts/tuner_check.py [--families tiny-t5,tiny-llama] [--widest-probe]
 

@@ -4,7 +4,8 @@ import numpy as np
 from csd_lib import config, generate, load_family, load_task
 from csd_lib.price import ewif
 from csd_lib.teach.exercises import check
-from csd_lib.measure.acceptance import acceptance_table
+from csd_lib.measure.acceptance import acceptance_table, complete_table
+from csd_lib.report.regimes import swi
 
 # 1. Smallest alpha for which SD beats AR at c = 0.3. For k = 1, EWIF = (1 + alpha) / (1 + c) > 1
 #    exactly when alpha > c; longer drafts cannot help below that (each extra token costs c and
@@ -40,11 +41,8 @@ for kk_ in (fam.default_k, k):
     gens = [generate(fam, p, "csd", k=kk_, max_new_tokens=64) for p in prompts]
     plan = gens[0].plan
     costs = {**gens[0].stats.model_size_costs(), "mag": 0.0}
-    measured = sum(g.stats.n_tokens for g in gens) / sum(n * costs.get(m, 0.0) for g in gens for m, n in g.stats.calls.items())
-    table = acceptance_table([g.stats.to_dict() for g in gens], min_reached=1)
-    try:
-        pred = ewif.predict_speedup(plan, table, costs, n_sim=5000)["speedup"]
-    except (KeyError, ValueError) as e:  # a pair the runs never exercised (notebook 05 fills it from a neighbour)
-        print(f"ex4 K={kk_}: measured SWI {measured:.2f}; prediction needs a pair the runs never saw: {e}")
-        continue
+    measured = swi(gens)  # pooled over the prompts
+    # pairs the runs never exercised: the library's filling rule, as in the notebook
+    table = complete_table(acceptance_table([g.stats.to_dict() for g in gens], min_reached=1), ["target", *plan.drafters])
+    pred = ewif.predict_speedup(plan, table, costs, n_sim=5000)["speedup"]
     print(f"ex4 K={kk_}: measured SWI {measured:.2f}, predicted {pred:.2f} ({pred / measured - 1:+.1%})")

@@ -5,6 +5,7 @@ from pathlib import Path
 from csd_lib.measure import bench
 from csd_lib import config, generate, load_family, load_task
 from csd_lib.report import summary
+from csd_lib.engine.kvariants import base_mag_k
 from csd_lib.report.regimes import side_family, swi, swi_difference
 
 fam = load_family(config.FAMILY)
@@ -36,13 +37,11 @@ other = summary.summarize(bench.run_bench(fam, examples, ["ar", "csd"], tmp / "k
 print(f"ex3 K={k}: SWI {other['csd']['speedup_swi_ms']:.2f} (default K {s['csd']['speedup_swi_ms']:.2f}), "
       f"walltime {other['csd']['speedup_walltime']:.2f} (default K {s['csd']['speedup_walltime']:.2f})")
 
-# 4. The other regime's top run by SWI (model size), and whether it beats the runner-up beyond the noise.
-
-paper = load_family(side_family(fam.name))
-kv = [list(r) for r in paper.default_k]
-if len(paper.drafters) >= 2:
-    kv[0][1] = kv[1][1] = 0  # the small drafter gets no budget: base + MaG
-ex4 = {"SD": [generate(paper, e.prompt, "sd", k=paper.sd_k, max_new_tokens=48) for e in examples],
+# 4. The other regime's top run by SWI (model size), and whether it beats the runner-up beyond the noise
+#    (a real family has no tiny side: its own runs). "drafter + MaG" is the notebook's K (base_mag_k).
+paper = load_family(side_family(fam.name) or fam.name)
+kv = base_mag_k(paper, fam.task) if len(paper.drafters) >= 2 else paper.default_k
+ex4 = {"SD": [generate(paper, e.prompt, "sd", k=paper.sd_k_for(fam.task), max_new_tokens=48) for e in examples],
        "drafter + MaG": [generate(paper, e.prompt, "csd", k=kv, max_new_tokens=48) for e in examples]}
 if len(paper.drafters) >= 2:
     ex4["full cascade"] = [generate(paper, e.prompt, "csd", max_new_tokens=48) for e in examples]

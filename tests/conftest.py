@@ -12,7 +12,7 @@ def saved_checkpoints(tmp_path, monkeypatch):
     Call it as ``saved_checkpoints(arch, sizes, edit_tokenizer=None)``; returns the folders' paths.
     """
     from csd_lib import config
-    from csd_lib.families.toy import random_model, toy_tokenizer
+    from csd_lib.families.toy import toy_model, toy_tokenizer
     monkeypatch.setattr(config, "HF_OFFLINE", True)
     monkeypatch.setattr(config, "DATA_DIR", None)
     monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "cache"))
@@ -21,7 +21,7 @@ def saved_checkpoints(tmp_path, monkeypatch):
         paths = []
         for i, size in enumerate(sizes):
             d = tmp_path / size
-            random_model(arch, 48, size, i, torch.float32).save_pretrained(d)
+            toy_model(arch, 48, size, i, torch.float32).save_pretrained(d)
             tok = toy_tokenizer(48, arch == "t5")
             if edit_tokenizer:
                 edit_tokenizer(size, tok)

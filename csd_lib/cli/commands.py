@@ -154,7 +154,7 @@ def cmd_predict(args) -> None:
     if args.target is not None and args.family is not None:
         raise ValueError("give --family or --target/--drafters, not both")
     res = forecast(None if args.target else args.family or config.FAMILY, args.acceptance, device=args.device,
-                   max_layers=args.max_layers, costs=args.costs, max_new_tokens=args.max_new_tokens,
+                   max_layers=args.max_layers, cost_file=args.costs, max_new_tokens=args.max_new_tokens,
                    prompt_tokens=args.prompt_tokens, seconds=args.seconds, target=args.target, drafters=drafters,
                    progress=True)
     if args.out:

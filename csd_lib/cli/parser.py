@@ -56,6 +56,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                         "fp16 on T4/V100, else fp32)")
 
 
+# long: the CLI's argument table, one add_argument per option of every command
 def parser(prog: str | None = None) -> argparse.ArgumentParser:
     ap = _Parser(prog=prog or prog_name(), description=__doc__, formatter_class=_Help)
     ap.add_argument("--debug", action="store_true", help="show the Python traceback of an error")

@@ -274,7 +274,7 @@ def run_plan(family, plan: Plan, ids: list[int]) -> Generation:
     top = build_cascade(target, drafters, [list(r) for r in plan.k], plan.lenience, plan.mag_lenience)
     gen = None
     if plan.temperature > 0:
-        gen = torch.Generator()
+        gen = torch.Generator(device="cpu")  # samples do not depend on the device
         gen.manual_seed(plan.seed) if plan.seed is not None else gen.seed()
     eos = target.eos_token_id
     eos = eos[0] if isinstance(eos, (list, tuple)) else eos

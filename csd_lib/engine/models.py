@@ -24,6 +24,10 @@ log = logging.getLogger(__name__)
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
+# The config key that marks a model whose weights are random (shadow checkpoints, toy models).
+RANDOM_WEIGHTS_KEY = "csd_random_weights"
+
+
 @dataclass
 class Meter:
     """Forward calls and their time (read from ``clock``) of one model during one generation."""
@@ -54,7 +58,11 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
 
 @dataclass(eq=False)
 class LM:
-    """A causal or seq2seq model with a rolling KV cache, named by its cascade role."""
+    """A causal or seq2seq model with a rolling KV cache, named by its cascade role.
+
+    ``random_weights`` is read from the model's config (``RANDOM_WEIGHTS_KEY``), which shadow
+    checkpoints and toy models set: claims that need trained weights are then not checked.
+    """
     name: str
     model: torch.nn.Module
     model_id: str = ""
@@ -74,6 +82,7 @@ class LM:
             # Relative-position encoders (T5) have no length limit: T5's n_positions is not one.
             self.max_length = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
         self.decoder_start = getattr(cfg, "decoder_start_token_id", None)
+        self.random_weights = bool(getattr(cfg, RANDOM_WEIGHTS_KEY, False))
         self._cache = None
         self._cached: list[int] = []  # decoder tokens whose keys/values are in the cache
         self._enc = None

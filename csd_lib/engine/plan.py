@@ -12,7 +12,7 @@ level above; MaG, when present, is the last drafter and proposes ``mag_block`` t
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
@@ -20,13 +20,9 @@ METHODS = ("ar", "sd", "mag", "staged", "csd")
 
 # Most tokens MaG proposes per call in the official code (docs/REFERENCE.md): MaG's default block.
 MAG_BLOCK = 10
-# MaG's block in every record written before plans existed (their ``config`` did not store it).
-_CONFIG_MAG_BLOCK = 10
 # Whether a lenient review applies l to MaG's tokens too. False is the paper's rule (Appendix B:
 # lenience only between neural drafters); docs/REFERENCE.md gives the measured difference.
 MAG_LENIENCE = False
-# What every record written before this setting existed ran: lenience on MaG's tokens too.
-_OLD_MAG_LENIENCE = True
 
 
 # -- validators ------------------------------------------------------------------------
@@ -241,16 +237,9 @@ class Plan:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Plan":
-        """A plan from :meth:`to_dict`, or from a generation's old ``config`` dict (records written
-        before plans: ``k`` None for ar, no ``mag_block``; MaG's block was 10 in all of them; no
-        ``mag_lenience``: they all applied lenience to MaG's tokens)."""
-        drafters = list(d.get("drafters") or [])
-        block = d.get("mag_block", _CONFIG_MAG_BLOCK if "mag" in drafters else None)
-        return cls(d["method"], tuple(drafters), d.get("k") or (), float(d.get("lenience", 1.0)), block,
-                   float(d.get("temperature", 0.0)), int(d.get("max_new_tokens", 200)), d.get("seed"),
-                   bool(d.get("naive", False)), d.get("family", ""),
-                   d.get("mag_lenience", _OLD_MAG_LENIENCE if d["method"] == "csd" else MAG_LENIENCE))
-
+        """A plan from :meth:`to_dict` (read back from JSON: lists, ``k`` None for ar); other keys are ignored."""
+        kw = {f.name: d[f.name] for f in fields(cls) if f.name in d}
+        return cls(**{**kw, "drafters": tuple(kw.get("drafters") or ()), "k": kw.get("k") or ()})
 
 def make_plan(family, method: str, k=None, lenience=None, drafter: str | None = None, temperature: float = 0.0,
               max_new_tokens: int = 200, seed: int | None = None, naive: bool = False,

@@ -98,7 +98,7 @@ def review(p: torch.Tensor, x: torch.Tensor, q: torch.Tensor | None, lenience: L
     if greedy:
         ok = _accept_greedy(x, p[:m].argmax(-1), px, qx, lenience)
     else:
-        u = torch.rand(m, generator=generator)                      # (m,) on the CPU
+        u = torch.rand(m, generator=generator, device="cpu")        # (m,) on the CPU
         ok = u.to(ratio.device) < ratio
     a = int(_first_rejected(ok))
     if a == m:
@@ -154,7 +154,8 @@ def review_greedy(logits: torch.Tensor, tokens: list[int], qx: list[float],
     lams = lenience if isinstance(lenience, list) else [float(lenience)] * m
     ratio = [min(1.0, lam * p / max(q, 1e-30)) for lam, p, q in zip(lams, px, qx)]
     a = next((i for i in range(m) if tokens[i] != best[i] and not (lams[i] > 1 and px[i] > qx[i] / lams[i])), m)
-    return Review(a, best[a], a == m, torch.tensor(ratio, dtype=torch.float64)), px[:a] + [math.exp(lp_best[a])]
+    return (Review(a, best[a], a == m, torch.tensor(ratio, dtype=torch.float64, device="cpu")),  # host-side record
+            px[:a] + [math.exp(lp_best[a])])
 
 
 def residual(p: torch.Tensor, q: torch.Tensor | None, x: int) -> torch.Tensor:

@@ -8,12 +8,24 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 
-def swi(n_tokens: float, calls: dict[str, int], costs: dict[str, float], target: str = "target") -> float:
+def call_cost(calls: dict[str, int], call_costs: dict[str, float]) -> float:
+    """What ``calls`` ({model: forward calls}) cost, each call priced by ``costs`` ({model: cost per call};
+    a model missing from it, such as MaG, costs 0)."""
+    return sum(n * call_costs.get(name, 0.0) for name, n in calls.items())
+
+
+def swi(n_tokens: float, calls: dict[str, int], call_costs: dict[str, float], target: str = "target") -> float:
     """Standardized walltime improvement: AR's cost for ``n_tokens`` (one ``target`` call each) over the cost
-    of ``calls`` ({model: forward calls}), each call priced by ``costs`` ({model: cost per call}; a model
-    missing from it, such as MaG, costs 0). Pooled generations: their summed tokens and calls."""
-    spent = sum(n * costs.get(name, 0.0) for name, n in calls.items())
-    return n_tokens * costs[target] / spent if spent > 0 else float("nan")
+    of ``calls`` (:func:`call_cost`). Pooled generations: their summed tokens and calls."""
+    spent = call_cost(calls, call_costs)
+    return n_tokens * call_costs[target] / spent if spent > 0 else float("nan")
+
+
+def pooled_swi(tokens, spent) -> float:
+    """SWI of generations given as per-generation output tokens and :func:`call_cost` in target calls (costs
+    relative to the target's): all their tokens over all their cost (NaN if nothing was spent)."""
+    total = sum(spent)
+    return sum(tokens) / total if total > 0 else float("nan")
 
 
 def model_size_costs(params: dict[str, int], target: str = "target") -> dict[str, float]:
@@ -64,9 +76,9 @@ class Stats:
     def outside_share(self) -> float:
         return self.outside_forward_time / self.wall_time if self.wall_time > 0 else 0.0
 
-    def swi(self, costs: dict[str, float]) -> float:
+    def swi(self, call_costs: dict[str, float]) -> float:
         """Standardized walltime improvement of this generation (:func:`swi`)."""
-        return swi(self.n_tokens, self.calls, costs, self.target)
+        return swi(self.n_tokens, self.calls, call_costs, self.target)
 
     def model_size_costs(self) -> dict[str, float]:
         """Cost per call proportional to parameter count (:func:`model_size_costs`)."""

@@ -54,6 +54,11 @@ class Family:
     def models(self) -> list[LM]:
         return [self.target, *self.drafters]
 
+    @property
+    def random_weights(self) -> bool:
+        """True when any model's weights are random (shadows, toys): its acceptance means nothing."""
+        return any(m.random_weights for m in self.models)
+
     def k_for(self, task: str | None) -> list[list[int]]:
         """CSD's K for ``task``: the preset's ``by_task`` K for it, else the family's."""
         return [list(r) for r in self.by_task.get(task, {}).get("k", self.default_k)]
@@ -222,6 +227,27 @@ def _load_tiny(name: str, device, dtype) -> Family:
                   preset["staged_k"] or STAGED_K, task="synth-gsm8k", policy=pol)
 
 
+def _offline(name: str, ids: list[str], missing: list[str], advice: str) -> bool:
+    """Whether the family loads offline: HF_HUB_OFFLINE, or a hub that one quick probe cannot reach (then
+    for the rest of this process); a checkpoint missing from the cache then is a ModelUnavailableError."""
+    offline = config.HF_OFFLINE
+    if not offline and any(not Path(rid).is_dir() for rid in ids) and not hub_reachable():
+        host = urlsplit(hub_constants.ENDPOINT).netloc
+        if missing:
+            raise ModelUnavailableError(
+                f"family '{name}' needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not in "
+                f"the local Hugging Face cache, and the hub ({host}) cannot be reached (to work offline, set "
+                f"HF_HUB_CACHE to a hub cache that holds them and HF_HUB_OFFLINE=1); {advice}")
+        log.info(f"load_family: the hub ({host}) cannot be reached; working offline from the local cache "
+                 f"(set HF_HUB_OFFLINE=1 to skip this check)")
+        offline = config.HF_OFFLINE = True  # the rest of this process (e.g. the datasets for MaG) too
+    if missing and offline:
+        raise ModelUnavailableError(f"family '{name}' needs {', '.join(missing)}, which "
+                                    f"{'is' if len(missing) == 1 else 'are'} not in the local Hugging Face "
+                                    f"cache and the network is off (HF_HUB_OFFLINE=1); {advice}")
+    return offline
+
+
 def _load_hub(name: str, target_id: str, drafter_ids: list[str], k, lenience: float, device, dtype,
               prompt_style: str, advice: str) -> Family:
     """A family from hub ids or local directories, checked before any download, placed by the policy.
@@ -240,21 +266,7 @@ def _load_hub(name: str, target_id: str, drafter_ids: list[str], k, lenience: fl
     if at_hand:  # memory first: a family that cannot fit is refused before any download
         pol, plan = place_family(name, cfgs, device, dtype)
     missing = missing_ids(ids)
-    offline = config.HF_OFFLINE
-    if not offline and any(not Path(rid).is_dir() for rid in ids) and not hub_reachable():
-        host = urlsplit(hub_constants.ENDPOINT).netloc
-        if missing:
-            raise ModelUnavailableError(
-                f"family '{name}' needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not in "
-                f"the local Hugging Face cache, and the hub ({host}) cannot be reached (to work offline, set "
-                f"HF_HUB_CACHE to a hub cache that holds them and HF_HUB_OFFLINE=1); {advice}")
-        log.info(f"load_family: the hub ({host}) cannot be reached; working offline from the local cache "
-                 f"(set HF_HUB_OFFLINE=1 to skip this check)")
-        offline = config.HF_OFFLINE = True  # the rest of this process (e.g. the datasets for MaG) too
-    if missing and offline:
-        raise ModelUnavailableError(f"family '{name}' needs {', '.join(missing)}, which "
-                                    f"{'is' if len(missing) == 1 else 'are'} not in the local Hugging Face "
-                                    f"cache and the network is off (HF_HUB_OFFLINE=1); {advice}")
+    offline = _offline(name, ids, missing, advice)
     local = dict(local_files_only=True) if offline else {}
     if not at_hand:  # a hub id neither cached nor stored: its config.json alone is fetched first
         try:

@@ -35,7 +35,7 @@ def model_arch(cfg) -> str:
     return "t5" if mt in ("t5", "mt5", "umt5") else mt
 
 
-def _model_class(cfg):
+def _auto_class(cfg):
     from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM
     return AutoModelForSeq2SeqLM if getattr(cfg, "is_encoder_decoder", False) else AutoModelForCausalLM
 
@@ -167,7 +167,7 @@ def load_lm(name: str, path_or_id: str, device=None, dtype=None, real: bool = Fa
     cfg = AutoConfig.from_pretrained(path_or_id, local_files_only=hf_kwargs.get("local_files_only", False))
     pol = policy or config.policy("real" if real else "tiny", model_arch(cfg), config.describe_device(device),
                                   dtype, device)
-    cls = _model_class(cfg)
+    cls = _auto_class(cfg)
 
     def load(dt):
         with _published_tying(model_arch(cfg)):

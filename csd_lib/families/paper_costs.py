@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..engine.stats import model_size_costs
+
 
 @dataclass(frozen=True)
 class CostTable:
@@ -27,20 +29,20 @@ PREVIOUS_WORK = {
                         "no published per-call cost for a Llama drafter: the parameter ratio 68M/7B "
                         "(the paper's model-size table)"),
     "tiny-t5": CostTable({"target": 1.0, "base": 0.04, "small": 0.02, "mag": 0.0},
-                         "the FLAN-T5-XXL table (Leviathan et al.) applied by role: what the paper's "
-                         "costs would make of this cascade's calls, not the tiny models' own costs"),
+                         "Leviathan et al.'s T5 costs (relative to T5-XXL) applied by role: what the "
+                         "paper's costs would make of this cascade's calls, not the tiny models' own costs"),
     "tiny-llama": CostTable({"target": 1.0, "small": 0.02, "mag": 0.0},
-                            "the FLAN-T5-XXL table's small-drafter cost (0.02) applied by role, not the "
+                            "Leviathan et al.'s T5-small cost (0.02 of T5-XXL) applied by role, not the "
                             "tiny models' own costs"),
 }
 
 
-def previous_work_costs(family: str, params: dict[str, int] | None = None) -> CostTable:
+def previous_work_costs(family_name: str, params: dict[str, int] | None = None) -> CostTable:
     """The previous-work cost table of a preset; other families get parameter-count ratios."""
-    if family in PREVIOUS_WORK:
-        return PREVIOUS_WORK[family]
+    if family_name in PREVIOUS_WORK:
+        return PREVIOUS_WORK[family_name]
     if not params or not params.get("target"):
-        raise ValueError(f"family {family!r} has no previous-work cost table; pass its parameter counts "
+        raise ValueError(f"family {family_name!r} has no previous-work cost table; pass its parameter counts "
                          f"(role -> params, with 'target') to use parameter ratios")
-    costs = {k: v / params["target"] for k, v in params.items() if k != "mag"}
+    costs = {k: v for k, v in model_size_costs(params).items() if k != "mag"}
     return CostTable({**costs, "mag": 0.0}, "no published per-call costs: parameter-count ratios")

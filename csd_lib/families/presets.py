@@ -9,6 +9,10 @@ real ones. MaG's block (the last column of every K) is :data:`csd_lib.plan.MAG_B
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from ..config import DATA_ROOT
 from ..engine.plan import MAG_BLOCK, validate_k
 from .tasks import TASKS
 
@@ -36,32 +40,20 @@ REAL_PRESETS = {
                    k=[[13, MAG_BLOCK], [0, MAG_BLOCK]], lenience=3.0, params=7e9, prompt_style="vicuna-v1.1"),
 }
 
-# The embedded families, trained by this project (csd_lib.zoo). K is the tuner's best in
-# scripts/tune_tiny.py on the synth-gsm8k validation split (results/tune.json). Its lenience
-# pick changes from run to run within the noise of 4 prompts, so lenience stays where earlier
-# runs put it. SD's k: tiny-llama's is the validation sweep's best (16 beat 8 in two of its
-# three runs); tiny-t5's sweeps named a different best each run (5, 7, 8, 16), so it stays 16.
-# BENCHMARKS.md measures SD at both the preset's k and the sweep's best.
-# by_task, tiny-t5 / synth-mmlu: on the last synth-mmlu benchmark's own acceptance (BENCHMARKS.md,
-# "tiny-t5 on synth-mmlu", predict.prediction_limits) the cost model priced K [[3, 10, 10], [0, 2, 10],
-# [0, 0, 10]] best of the tuner's candidates, 2.39x against 2.18x for the family's K (measured 1.93x);
-# with it, best predicted CSD over best predicted SD is 1.33x. Other tasks keep the family's K (no
-# prediction for them).
-TINY_PRESETS = {
-    "tiny-t5": dict(k=[[4, 5, MAG_BLOCK], [0, 1, MAG_BLOCK], [0, 0, MAG_BLOCK]], lenience=5.0, sd_k=16,
-                    staged_k=STAGED_K,
-                    by_task={"synth-mmlu": dict(k=[[3, 10, MAG_BLOCK], [0, 2, MAG_BLOCK], [0, 0, MAG_BLOCK]])}),
-    "tiny-llama": dict(k=[[8, 0], [0, MAG_BLOCK]], lenience=5.0, sd_k=16, staged_k=None),
-    # tiny-t5's target with drafters in the paper's Fig. 2 regime (data/models/tiny-t5-paper-MODEL_CARD.md).
-    # K, lenience and sd_k: the best predicted (ewif.predict_speedup, no walltime) on 6 synth-gsm8k
-    # validation prompts with tiny-t5's CPU cost model (same shapes) over tune.candidate_grid plus
-    # the paper's Table 5 K: K below 1.51x at lenience 3; the paper's [[8, 13, 10], [0, 1, 10],
-    # [0, 0, 10]] 0.67x (a CPU drafter costs 1/3-1/5 of the target, not 1/50); SD 1.40x at k = 2.
-    # staged_k is tiny-t5's, untuned.
-    "tiny-t5-paper": dict(k=[[1, 0, MAG_BLOCK], [0, 1, MAG_BLOCK], [0, 0, MAG_BLOCK]], lenience=3.0, sd_k=2,
-                          staged_k=STAGED_K),
-}
+# The embedded families, trained by this project (csd_lib.zoo). K, lenience, SD's k and by_task are
+# data (data/tuned_presets.json, where scripts/tune_tiny.py writes the tuned K, each with a note on
+# where it comes from); the staged method's K is tiny-t5's, untuned.
+TUNED_PRESETS = DATA_ROOT / "tuned_presets.json"
+_STAGED = {"tiny-t5": STAGED_K, "tiny-llama": None, "tiny-t5-paper": STAGED_K}
 
+
+def _tiny_presets(path: Path = TUNED_PRESETS) -> dict:
+    tuned = json.loads(path.read_text(encoding="utf-8"))
+    return {name: {**{k: v for k, v in tuned[name].items() if k != "note"}, "staged_k": staged}
+            for name, staged in _STAGED.items()}
+
+
+TINY_PRESETS = _tiny_presets()
 
 
 def check_by_task(presets: dict) -> None:

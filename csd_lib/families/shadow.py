@@ -36,6 +36,7 @@ from .archs import build as _build
 from .archs import build_on_meta, published_config, read_stored, stored_ids
 from .presets import REAL_PRESETS
 from ..engine import prompts
+from ..engine.models import RANDOM_WEIGHTS_KEY
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ def shadow_config(repo_id: str, max_layers: int | None = None) -> dict:
     return cfg
 
 
-def count_params(cfg: dict) -> int:
+def config_params(cfg: dict) -> int:
     """Parameters of the model a config describes, counted on the meta device (nothing allocated)."""
     return sum(p.numel() for p in build_on_meta(cfg).parameters())
 
@@ -101,7 +102,7 @@ def _std(name: str, shape: torch.Size, cfg: dict) -> float | None:
     return f * shape[1] ** -0.5     # k, v, o, wi_0, wi_1, wo: 1 / sqrt(fan-in)
 
 
-def random_model(cfg: dict, seed: int = 0, device=None, dtype: torch.dtype = STORE_DTYPE):
+def shadow_model(cfg: dict, seed: int = 0, device=None, dtype: torch.dtype = STORE_DTYPE):
     """A random model of the config at the scales of transformers' own initialisation, in eval mode.
 
     Built on the meta device and filled in one pass (transformers' init of a full-width
@@ -151,6 +152,25 @@ def tokens_per_word(tokenizer, texts=None) -> float:
     return n_tokens / sum(len(t.split()) for t in texts)
 
 
+def _decode_and_mark(tk, facts: dict) -> None:
+    """The real tokenizer's decoder and its BOS (Llama) or EOS (T5) added to every input, set on ``tk``."""
+    from tokenizers import decoders, processors
+    sp = facts["special"]
+    if facts["kind"] == "llama":  # the decoder of the real Llama tokenizer.json
+        tk.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                        decoders.Strip(" ", 1, 0)])
+    else:
+        tk.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
+    bos = sp.get("bos_token")
+    eos = sp["eos_token"]
+    if facts.get("add_bos"):
+        tk.post_processor = processors.TemplateProcessing(single=f"{bos[0]} $A", pair=f"{bos[0]} $A $B",
+                                                          special_tokens=[tuple(bos)])
+    elif facts.get("add_eos"):
+        tk.post_processor = processors.TemplateProcessing(single=f"$A {eos[0]}", pair=f"$A {eos[0]} $B {eos[0]}",
+                                                          special_tokens=[tuple(eos)])
+
+
 def build_tokenizer(facts: dict):
     """A ``PreTrainedTokenizerFast`` with the real vocabulary size and special-token ids.
 
@@ -159,7 +179,7 @@ def build_tokenizer(facts: dict):
     Llama: ``<unk>`` 0, ``<s>`` 1, ``</s>`` 2, the 256 byte pieces ``<0x00>`` .. ``<0xFF>``
     (byte fallback), pieces; ``<s>`` is prepended to every input.
     """
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
     kind, size, sp = facts["kind"], facts["vocab_size"], facts["special"]
     specials = sorted({tuple(v) for v in sp.values()}, key=lambda t: t[1])
@@ -196,20 +216,8 @@ def build_tokenizer(facts: dict):
     tk = Tokenizer(models.BPE(vocab, merges, unk_token=sp["unk_token"][0], byte_fallback=kind == "llama",
                               fuse_unk=kind == "llama"))
     tk.pre_tokenizer = meta
-    if kind == "llama":  # the decoder of the real Llama tokenizer.json
-        tk.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse(),
-                                        decoders.Strip(" ", 1, 0)])
-    else:
-        tk.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
     tk.add_special_tokens(head[:len(specials)] + sentinels)
-    bos = sp.get("bos_token")
-    eos = sp["eos_token"]
-    if facts.get("add_bos"):
-        tk.post_processor = processors.TemplateProcessing(single=f"{bos[0]} $A", pair=f"{bos[0]} $A $B",
-                                                          special_tokens=[tuple(bos)])
-    elif facts.get("add_eos"):
-        tk.post_processor = processors.TemplateProcessing(single=f"$A {eos[0]}", pair=f"$A {eos[0]} $B {eos[0]}",
-                                                          special_tokens=[tuple(eos)])
+    _decode_and_mark(tk, facts)
     names = {k: v[0] for k, v in sp.items()}
     extra = {"additional_special_tokens": sentinels} if sentinels else {}
     return PreTrainedTokenizerFast(tokenizer_object=tk, model_max_length=facts.get("model_max_length"),
@@ -275,18 +283,18 @@ def build_shadow(out_dir, repo_id: str, max_layers: int | None = None, seed: int
     An existing snapshot of the same config and cut is kept (the build is then nearly free).
     """
     out_dir = Path(out_dir)
-    cfg = shadow_config(repo_id, max_layers)
+    cfg = {**shadow_config(repo_id, max_layers), RANDOM_WEIGHTS_KEY: True}  # loaded families know it
     facts = tokenizer_facts(repo_id)
-    full = count_params(published_config(repo_id))
+    full = config_params(published_config(repo_id))
     rev = _snapshot_hash(repo_id, cfg)
     repo_dir = out_dir / f"models--{repo_id.replace('/', '--')}"
     snap = repo_dir / "snapshots" / rev
     cut = {k: f"{published_config(repo_id)[k]}->{cfg[k]}" for k in LAYER_KEYS
            if k in cfg and cfg[k] != published_config(repo_id)[k]}
-    record = dict(id=repo_id, params_full=full, params_built=count_params(cfg), cut=cut, path=str(snap), reused=True)
+    record = dict(id=repo_id, params_full=full, params_built=config_params(cfg), cut=cut, path=str(snap), reused=True)
     if not (snap / "config.json").exists():
         record["reused"] = False
-        model = random_model(cfg, seed=seed, device=device)
+        model = shadow_model(cfg, seed=seed, device=device)
         tmp = Path(tempfile.mkdtemp(prefix=".shadow-", dir=out_dir))
         try:
             _save_weights(model, tmp)

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from ..engine.mag import MaG
-from ..engine.models import LM
+from ..engine.models import LM, RANDOM_WEIGHTS_KEY
 from .family import Family, roles
 
 log = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ def toy_tokenizer(vocab_size: int, seq2seq: bool):
     return PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
 
 
-def random_model(arch: str, vocab_size: int, size: str, seed: int, dtype=torch.float64, eos: int | None = 1):
+def toy_model(arch: str, vocab_size: int, size: str, seed: int, dtype=torch.float64, eos: int | None = 1):
     """A randomly initialised tiny T5 or Llama; ``size`` is 'target', 'base' or 'small'."""
     from transformers import LlamaConfig, LlamaForCausalLM, T5Config, T5ForConditionalGeneration
     d, layers = {"target": (32, 2), "base": (16, 1), "small": (8, 1)}[size]
@@ -45,6 +45,7 @@ def random_model(arch: str, vocab_size: int, size: str, seed: int, dtype=torch.f
         model = LlamaForCausalLM(cfg)
     else:
         raise ValueError(f"unknown arch {arch!r}; use 't5' or 'llama'")
+    setattr(model.config, RANDOM_WEIGHTS_KEY, True)
     with torch.no_grad():  # sharper random distributions; never predict pad
         w = model.get_output_embeddings().weight
         w.mul_(4.0)
@@ -60,10 +61,10 @@ def random_family(arch: str = "t5", vocab_size: int = 64, n_drafters: int = 2, s
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, numbers.Integral) or vocab_size < 4:
         raise ValueError(f"vocab_size must be an integer >= 4 (pad, eos and unk, then words w3...), got "
                          f"{vocab_size!r}")
-    target_model = random_model(arch, vocab_size, "target", seed, dtype, eos)
+    target_model = toy_model(arch, vocab_size, "target", seed, dtype, eos)
     drafters = []
     for i, role in enumerate(roles(n_drafters)):
-        m = target_model if drafter_is_target else random_model(arch, vocab_size, role, seed + 1 + i, dtype, eos)
+        m = target_model if drafter_is_target else toy_model(arch, vocab_size, role, seed + 1 + i, dtype, eos)
         drafters.append(LM(role, m))
     n = n_drafters + 1
     k = k or [[3 if i == j else (4 if j == n - 1 else 2) for j in range(n)] for i in range(n)]

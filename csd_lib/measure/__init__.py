@@ -3,7 +3,8 @@
 :mod:`~csd_lib.measure.bench` runs methods in interleaved rounds into a resumable JSONL file of
 :class:`~csd_lib.measure.records.BenchRecord` lines; :mod:`~csd_lib.measure.acceptance` turns
 generations' stats into per-position acceptance tables (and fills the pairs a run never
-exercised); :mod:`~csd_lib.measure.curves` measures teacher-forced acceptance curves;
+exercised) and measured seconds per call; :mod:`~csd_lib.measure.curves` measures teacher-forced
+acceptance curves;
 :mod:`~csd_lib.measure.lossless` checks identity and exact sampling;
 :mod:`~csd_lib.measure.machine` describes the machine a number was measured on.
 """

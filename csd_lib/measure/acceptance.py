@@ -1,5 +1,5 @@
 """Acceptance tables from generations' stats: per (reviewer, proposer), the conditional acceptance per block
-position, and the one rule that fills the pairs a run never exercised.
+position, the one rule that fills the pairs a run never exercised, and measured seconds per call.
 """
 from __future__ import annotations
 
@@ -66,3 +66,18 @@ def complete_table(table: dict, levels: list[str], default: float = 0.3) -> dict
             same = [v for (r, p), v in table.items() if p == proposer and r != reviewer]
             out.setdefault((reviewer, proposer), min(same, key=np.mean) if same else worst)
     return out
+
+
+def latency_costs(stats: list[dict]) -> dict:
+    """Measured seconds per forward call, relative to the target's (MaG costs 0); ``stats`` as
+    :func:`acceptance_table` takes them."""
+    calls: dict[str, int] = {}
+    time_: dict[str, float] = {}
+    for st in stats:
+        for n, c in st["calls"].items():
+            calls[n] = calls.get(n, 0) + c
+            time_[n] = time_.get(n, 0.0) + st["forward_time"].get(n, 0.0)
+    per = {n: time_[n] / calls[n] for n in calls if calls[n] and n != "mag"}
+    costs = {n: v / per["target"] for n, v in per.items()}
+    costs["mag"] = 0.0
+    return costs

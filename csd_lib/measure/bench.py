@@ -103,8 +103,8 @@ def method_settings(family, method: str, k=None, lenience=None, sd_k=None, mag_l
 
 
 def record_settings(rec: dict) -> dict | None:
-    """The settings a record was run with (its ``plan``, or an old line's ``config``), as :func:`method_settings`."""
-    plan = rec.get("plan", rec.get("config"))
+    """The settings a record was run with (its ``plan``), as :func:`method_settings`."""
+    plan = rec.get("plan")
     return None if plan is None else _settings(Plan.from_dict({"method": rec["method"], **plan}))
 
 
@@ -244,6 +244,7 @@ def use_clock(family, clock: str):
             lm.meter.clock = c
 
 
+# long: the resumable run loop reads as one: resume check, interleaved rounds, one line written per run
 def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k=None, lenience=None,
               warmup: int = 1, progress: bool = True, stop_after: int | None = None,
               repeats: int = 1, sd_k=None, split: str = "test", seed: int = 0, mag_lenience=None,

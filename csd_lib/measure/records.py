@@ -1,9 +1,7 @@
 """A benchmark record: one (example, method, repeat) line of a results JSONL file, typed.
 
 :mod:`csd_lib.bench` writes the lines; summaries and predictions read them as
-:class:`BenchRecord`. A record's ``plan`` is the generation's :class:`csd_lib.plan.Plan`;
-lines written before plans existed hold a ``config`` dict instead, read into the same Plan
-(MaG's block was 10 in all of them).
+:class:`BenchRecord`. A record's ``plan`` is the generation's :class:`csd_lib.plan.Plan`.
 """
 from __future__ import annotations
 
@@ -60,11 +58,11 @@ class BenchRecord:
 
     @classmethod
     def from_dict(cls, d: dict) -> "BenchRecord":
-        """A record from a JSON line; an old ``config`` dict becomes the plan."""
+        """A record from a JSON line."""
         known = {f.name for f in fields(cls)} - {"plan", "extra"}
         kw = {k: v for k, v in d.items() if k in known}
-        plan = d.get("plan", d.get("config"))
-        extra = {k: v for k, v in d.items() if k not in known and k not in ("plan", "config")}
+        plan = d.get("plan")
+        extra = {k: v for k, v in d.items() if k not in known and k != "plan"}
         return cls(**kw, plan=Plan.from_dict(plan) if plan else None, extra=extra)
 
     def to_dict(self) -> dict:

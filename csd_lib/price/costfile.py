@@ -15,19 +15,19 @@ from .timing import measure_costs
 log = logging.getLogger(__name__)
 
 
-def cost_path(family: str, device: str | None = None) -> Path:
-    return config.RESULTS_DIR / f"costs-{family}-{device or device_name()}.json"
+def cost_path(family_name: str, device: str | None = None) -> Path:
+    return config.RESULTS_DIR / f"costs-{family_name}-{device or device_name()}.json"
 
 
-def save_costs(cm: CostModel, path: Path | None = None) -> Path:
-    path = Path(path) if path else cost_path(cm.family, cm.device)
-    write_atomic(path, json.dumps(cm.to_dict(), indent=1) + "\n")
+def save_costs(cost_model: CostModel, path: Path | None = None) -> Path:
+    path = Path(path) if path else cost_path(cost_model.family, cost_model.device)
+    write_atomic(path, json.dumps(cost_model.to_dict(), indent=1) + "\n")
     return path
 
 
-def load_costs(family: str, device: str | None = None, path: Path | None = None) -> CostModel | None:
+def load_costs(family_name: str, device: str | None = None, path: Path | None = None) -> CostModel | None:
     """The stored cost model of a family on this device, or None when none was measured."""
-    path = Path(path) if path else cost_path(family, device)
+    path = Path(path) if path else cost_path(family_name, device)
     if not path.exists():
         return None
     return CostModel.from_dict(json.loads(path.read_text(encoding="utf-8")))

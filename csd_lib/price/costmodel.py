@@ -160,10 +160,10 @@ class CostModel:
     fit_notes: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def constant(cls, costs: dict[str, float]) -> "CostModel":
+    def constant(cls, call_costs: dict[str, float]) -> "CostModel":
         """Per-call constants (the old EWIF input) as a cost model: no review, MaG at its given cost."""
-        fwd = {k: CallFit.constant(v) for k, v in costs.items() if k != "mag"}
-        return cls("constant", "none", fwd, mag=float(costs.get("mag", 0.0)))
+        fwd = {k: CallFit.constant(v) for k, v in call_costs.items() if k != "mag"}
+        return cls("constant", "none", fwd, mag=float(call_costs.get("mag", 0.0)))
 
     def call(self, name: str, n, L=None, reviews: bool = True):
         """Seconds of one call of ``name`` scoring ``n`` tokens at cache length ``L``."""

@@ -349,6 +349,7 @@ class _Alg1Sim:
         return np.where(mask, acc + 1, 0)
 
 
+# long: its docstring documents every argument; the code is about 30 lines
 def predict_speedup(plan: Plan, acceptance: Mapping, costs, n_sim: int = 20_000, seed: int = 0,
                     cache_length: float | None = None, horizon: int | None = None, target: str = "target",
                     max_steps: int | None = None) -> dict:

@@ -28,7 +28,7 @@ from ..families.archs import published_config
 from ..families.family import Family, custom_name, default_k, load_family, roles
 from ..families.hub import checkpoint_config, count_params, model_arch
 from ..families.presets import DEFAULT_LENIENCE, REAL_PRESETS, TINY_PRESETS
-from ..families.shadow import LAYER_KEYS, random_model
+from ..families.shadow import LAYER_KEYS, shadow_model
 from ..measure.acceptance import acceptance_table, complete_table
 from ..measure.machine import device_name
 from ..measure.records import as_records, fastest, other_run, read_records
@@ -92,7 +92,7 @@ def _rate(text: str, where: str) -> list[float]:
 
 def parse_rates(text: str, levels: list[str]) -> dict:
     """``REVIEWER<-PROPOSER=RATE,...`` or one rate per drafter (MaG last), each rate a number or
-    per-position rates joined by ':'; pairs not given are filled (:func:`csd_lib.tune.complete_table`)."""
+    per-position rates joined by ':'; pairs not given are filled (:func:`csd_lib.measure.acceptance.complete_table`)."""
     items = [t.strip() for t in text.split(",") if t.strip()]
     example = ",".join(f"{levels[0]}<-{d}=0.7" for d in levels[1:])
     if not items:
@@ -150,7 +150,7 @@ def read_acceptance_file(path: str, family: str) -> list:
 
 # -- building and measuring ---------------------------------------------------------------------
 
-def family_spec(family: str | None = None, target: str | None = None, drafters=None) -> dict:
+def family_spec(family_name: str | None = None, target: str | None = None, drafters=None) -> dict:
     """What predict needs of a family, from configs only: {name, ids and cfgs by role, k, lenience,
     real, seq2seq}. A preset by name, or your own ``target`` and ``drafters`` (largest first), whose
     ``config.json`` must be at hand (a local folder, the hub cache, or a stored published one)."""
@@ -163,18 +163,18 @@ def family_spec(family: str | None = None, target: str | None = None, drafters=N
                 raise ValueError(f"no config.json at hand for {rid!r}: predict builds the model from its config "
                                  f"without downloading weights; give a local folder, or a hub id in the cache")
         k, lenience, name, real = default_k(len(ids) - 1), DEFAULT_LENIENCE, custom_name(target), True
-    elif family in REAL_PRESETS:
-        spec = REAL_PRESETS[family]
+    elif family_name in REAL_PRESETS:
+        spec = REAL_PRESETS[family_name]
         ids = {"target": spec["target"], **dict(zip(roles(len(spec["drafters"])), spec["drafters"]))}
         cfgs = {role: published_config(rid) for role, rid in ids.items()}
-        k, lenience, name, real = spec["k"], spec["lenience"], family, True
-    elif family in TINY_PRESETS:
-        spec = TINY_PRESETS[family]
-        ids, cfgs, k, lenience, name, real = {}, {}, spec["k"], spec["lenience"], family, False
+        k, lenience, name, real = spec["k"], spec["lenience"], family_name, True
+    elif family_name in TINY_PRESETS:
+        spec = TINY_PRESETS[family_name]
+        ids, cfgs, k, lenience, name, real = {}, {}, spec["k"], spec["lenience"], family_name, False
     else:
-        raise ValueError(f"unknown family {family!r}; use one of {', '.join([*TINY_PRESETS, *REAL_PRESETS])}, "
+        raise ValueError(f"unknown family {family_name!r}; use one of {', '.join([*TINY_PRESETS, *REAL_PRESETS])}, "
                          f"or --target/--drafters")
-    seq2seq = model_arch(cfgs["target"]) == "t5" if real else "t5" in family
+    seq2seq = model_arch(cfgs["target"]) == "t5" if real else "t5" in family_name
     return dict(name=name, ids=ids, cfgs=cfgs, k=k, lenience=lenience, real=real, seq2seq=seq2seq,
                 neural=roles(len(k) - 1))
 
@@ -217,19 +217,19 @@ def memory_check(spec: dict, info: config.DeviceInfo) -> tuple[bool, str]:
 def shadow_family(spec: dict, device, max_layers: int | None, seed: int = 0) -> Family:
     """A family's models with random weights at full width (depth cut to ``max_layers``), on ``device``."""
     pol = _policy(spec, config.describe_device(device), device)
-    lms = [LM(role, random_model(_cut(spec["cfgs"][role], max_layers), seed=seed + i, device=pol.device,
+    lms = [LM(role, shadow_model(_cut(spec["cfgs"][role], max_layers), seed=seed + i, device=pol.device,
                                  dtype=pol.dtype), model_id=rid) for i, (role, rid) in enumerate(spec["ids"].items())]
     vocab = lms[0].vocab_size
     bigram = np.random.default_rng(seed).integers(3, vocab, size=vocab).astype(np.int32)
     return Family(spec["name"], None, lms[0], lms[1:], MaG(bigram), spec["k"], spec["lenience"], policy=pol)
 
 
-def scaled(cm: CostModel, factors: dict[str, float]) -> CostModel:
+def scaled(cost_model: CostModel, factors: dict[str, float]) -> CostModel:
     """The cost model with each model's forward and start costs multiplied by its factor."""
-    fwd = {n: CallFit([c * factors.get(n, 1.0) for c in f.coef], f.r2, f.max_rel_err) for n, f in cm.forward.items()}
-    start = {n: s * factors.get(n, 1.0) for n, s in cm.start.items()}
-    return CostModel(cm.family, cm.device, fwd, cm.review, cm.mag, start, cm.cache_length,
-                     dict(cm.env, depth_scale=factors), cm.samples)
+    fwd = {n: CallFit([c * factors.get(n, 1.0) for c in f.coef], f.r2, f.max_rel_err) for n, f in cost_model.forward.items()}
+    start = {n: s * factors.get(n, 1.0) for n, s in cost_model.start.items()}
+    return CostModel(cost_model.family, cost_model.device, fwd, cost_model.review, cost_model.mag, start, cost_model.cache_length,
+                     dict(cost_model.env, depth_scale=factors), cost_model.samples)
 
 
 # -- pricing ------------------------------------------------------------------------------------
@@ -277,89 +277,44 @@ def best_rows(rows: list[dict]) -> dict:
     return out
 
 
-def forecast(family: str | None, acceptance: str = "paper", device=None, max_layers: int | None = None,
-             costs: str | None = None, max_new_tokens: int = 128, prompt_tokens: int = 100,
+def forecast(family_name: str | None, acceptance: str = "paper", device=None, max_layers: int | None = None,
+             cost_file: str | None = None, max_new_tokens: int = 128, prompt_tokens: int = 100,
              seconds: float = 20.0, n_sim: int = 4000, *, target: str | None = None, drafters=None,
-             max_steps: int | None = MC_MAX_STEPS, progress: bool = False) -> dict:
+             costs: str | None = None, max_steps: int | None = MC_MAX_STEPS, progress: bool = False) -> dict:
     """Predicted tokens/s and speedup of every method on ``device`` (see the module docstring).
 
-    ``acceptance``: 'paper', a bench results JSONL, or rates (:func:`parse_rates`). ``costs``: a
-    cost model JSON to price with instead of measuring. ``max_new_tokens``, ``prompt_tokens``:
-    the generation priced (a results file gives its own, per method). ``target``, ``drafters``:
-    your own models instead of ``family`` (:func:`family_spec`). ``max_steps``: the Monte Carlo's cap
-    on steps per generation (:func:`csd_lib.ewif.predict_speedup`; a note says which plans reached
-    it); ``progress``: a bar on stderr over the plans priced. Checks every input before anything is built.
+    ``acceptance``: 'paper', a bench results JSONL, or rates (:func:`parse_rates`). ``cost_file``: a
+    cost model JSON to price with instead of measuring (``costs``: its former keyword, which notebook
+    05 passes). ``max_new_tokens``, ``prompt_tokens``: the generation priced (a results file gives its
+    own, per method). ``target``, ``drafters``: your own models instead of ``family_name``
+    (:func:`family_spec`). ``max_steps``: the Monte Carlo's cap on steps per generation
+    (:func:`csd_lib.ewif.predict_speedup`; a note says how many plans reached it); ``progress``: a bar
+    on stderr over the plans priced. Checks every input before anything is built.
     """
-    spec = family_spec(family, target, drafters)
-    family, real, neural = spec["name"], spec["real"], spec["neural"]
+    cost_file = costs if cost_file is None else cost_file
+    spec = family_spec(family_name, target, drafters)
+    family_name, real, neural = spec["name"], spec["real"], spec["neural"]
     levels = ["target", *neural, "mag"]
-    notes: list[str] = []
-    recs = None
-    if acceptance == "paper":
-        table, pnotes = paper_table(levels, spec["seq2seq"])
-        notes += pnotes
-        if family != "flan-t5":
-            notes.append(f"the profile was measured against FLAN-T5-XXL; for {family} it is an assumption")
-    elif acceptance.strip() and (Path(acceptance).suffix in (".jsonl", ".json") or Path(acceptance).exists()):
-        recs = read_acceptance_file(acceptance, family)
-        notes.append(f"acceptance: each method's own runs in {acceptance} (methods it lacks: all its runs pooled)")
-    else:
-        table = parse_rates(acceptance, levels)
-        notes.append(f"acceptance: the rates given ({acceptance}); pairs not given are filled from the given ones")
-    cm = read_cost_file(costs) if costs else None
+    table, recs, notes = _acceptance_source(acceptance, levels, spec)
+    cm = read_cost_file(cost_file) if cost_file else None
     info = config.describe_device(device)
-    out = {"family": family, "device": device_name(device) if device is not None else device_name(),
+    out = {"family": family_name, "device": device_name(device) if device is not None else device_name(),
            "acceptance": acceptance}
     fits, why = memory_check(spec, info) if real else (True, "")
     out["fits"] = fits
     if not fits:
-        warnings.warn(f"{family} does not fit this device: {why}", stacklevel=2)
-        notes.append(f"memory: {family} does not fit this device ({why})")
+        warnings.warn(f"{family_name} does not fit this device: {why}", stacklevel=2)
+        notes.append(f"memory: {family_name} does not fit this device ({why})")
     if real and max_layers is None and (info.type == "cpu" or not fits):
         max_layers = CPU_MAX_LAYERS
     depth = {}
     if cm is None:
-        if real:
-            fam = shadow_family(spec, device, max_layers)
-            factors = {}
-            for role, rid in spec["ids"].items():
-                factors[role], full, measured = depth_scale(spec["cfgs"][role], max_layers)
-                depth[role] = {"id": rid, "layers": full, "measured_layers": measured, "cost_scale": factors[role]}
-            if any(f != 1.0 for f in factors.values()):
-                notes.append(f"depth: measured at {max_layers} layer(s) per stack, each call's cost scaled to the "
-                             f"full depth by the ratio of matmul parameters (x" +
-                             ", x".join(f"{v:.1f} {k}" for k, v in factors.items()) + ")")
-            cm = scaled(measure_costs(fam, list(range(100, 100 + prompt_tokens)), seconds=seconds, min_reps=1),
-                        factors)
-        else:
-            fam = load_family(family, device=device)
-            cm = measure_costs(fam, list(range(3, 3 + prompt_tokens)), seconds=seconds, min_reps=1)
+        cm, depth = _measured_costs(spec, device, max_layers, prompt_tokens, seconds, notes)
     else:
         out["device"] = cm.device
-        notes.append(f"costs: {costs} (measured on {cm.device})")
+        notes.append(f"costs: {cost_file} (measured on {cm.device})")
     own_shape = (float(max_new_tokens), 1.0 if spec["seq2seq"] else float(prompt_tokens))
-    if recs is not None:
-        best = {m: list(v.values()) for m, v in fastest(recs).items()}
-        pooled = complete_table(acceptance_table([r.stats for r in recs if r.stats.get("acceptance")], min_reached=1),
-                                levels)
-        run_of = {"vertical": "csd"}
-
-        def table_for(method, plan):
-            """The method's own runs where they used the plan's drafters, else every run pooled."""
-            rs = best.get(run_of.get(method, method))
-            own = rs and rs[0].plan and set(plan.drafters) <= set(rs[0].plan.drafters)
-            return run_table(rs, plan) if own else pooled
-
-        def shape_for(method):
-            rs = best.get(run_of.get(method, method)) or best.get("ar") or next(iter(best.values()))
-            toks = float(np.mean([r.n_tokens for r in rs]))
-            return toks, float(np.mean([cm.cache_length if r.cache_start is None else r.cache_start for r in rs]))
-    else:
-        def table_for(method, plan):
-            return table
-
-        def shape_for(method):
-            return own_shape
+    table_for, shape_for = _pricing_inputs(recs, table, levels, cm, own_shape)
     rows = price_grid(neural, spec["k"], spec["lenience"], cm, table_for, shape_for, n_sim=n_sim,
                       max_steps=max_steps, progress=progress)
     capped = sum(r.get("capped", False) for r in rows)
@@ -369,6 +324,68 @@ def forecast(family: str | None, acceptance: str = "paper", device=None, max_lay
     out.update(tokens=shape_for("csd")[0], depth=depth, notes=notes, best=best_rows(rows), rows=rows,
                cost_model=cm.to_dict() | {"samples": []})
     return out
+
+
+def _acceptance_source(acceptance: str, levels: list[str], spec: dict) -> tuple[dict | None, list | None, list[str]]:
+    """(table, records, notes) of ``acceptance``: the paper's profile, a results file's records (table
+    None) or rates given as text (records None)."""
+    table, recs, notes = None, None, []
+    if acceptance == "paper":
+        table, pnotes = paper_table(levels, spec["seq2seq"])
+        notes += pnotes
+        if spec["name"] != "flan-t5":
+            notes.append(f"the profile was measured against FLAN-T5-XXL; for {spec['name']} it is an assumption")
+    elif acceptance.strip() and (Path(acceptance).suffix in (".jsonl", ".json") or Path(acceptance).exists()):
+        recs = read_acceptance_file(acceptance, spec["name"])
+        notes.append(f"acceptance: each method's own runs in {acceptance} (methods it lacks: all its runs pooled)")
+    else:
+        table = parse_rates(acceptance, levels)
+        notes.append(f"acceptance: the rates given ({acceptance}); pairs not given are filled from the given ones")
+    return table, recs, notes
+
+
+def _measured_costs(spec: dict, device, max_layers: int | None, prompt_tokens: int, seconds: float,
+                    notes: list[str]) -> tuple[CostModel, dict]:
+    """The cost model measured here: a real family's shadow at ``max_layers``, each call scaled to the full
+    depth (with ``depth``: per role, its layers and scale), or the embedded family itself."""
+    depth = {}
+    if not spec["real"]:
+        fam = load_family(spec["name"], device=device)
+        return measure_costs(fam, list(range(3, 3 + prompt_tokens)), seconds=seconds, min_reps=1), depth
+    fam = shadow_family(spec, device, max_layers)
+    factors = {}
+    for role, rid in spec["ids"].items():
+        factors[role], full, measured = depth_scale(spec["cfgs"][role], max_layers)
+        depth[role] = {"id": rid, "layers": full, "measured_layers": measured, "cost_scale": factors[role]}
+    if any(f != 1.0 for f in factors.values()):
+        notes.append(f"depth: measured at {max_layers} layer(s) per stack, each call's cost scaled to the "
+                     f"full depth by the ratio of matmul parameters (x" +
+                     ", x".join(f"{v:.1f} {k}" for k, v in factors.items()) + ")")
+    cm = scaled(measure_costs(fam, list(range(100, 100 + prompt_tokens)), seconds=seconds, min_reps=1), factors)
+    return cm, depth
+
+
+def _pricing_inputs(recs, table, levels: list[str], cost_model: CostModel, own_shape: tuple[float, float]):
+    """(table_for(method, plan), shape_for(method)) for :func:`price_grid`: from a results file's records
+    (each method's own runs, else all pooled; their lengths) or one table and ``own_shape``."""
+    if recs is None:
+        return (lambda method, plan: table), (lambda method: own_shape)
+    best = {m: list(v.values()) for m, v in fastest(recs).items()}
+    pooled = complete_table(acceptance_table([r.stats for r in recs if r.stats.get("acceptance")], min_reached=1),
+                            levels)
+    run_of = {"vertical": "csd"}
+
+    def table_for(method, plan):
+        """The method's own runs where they used the plan's drafters, else every run pooled."""
+        rs = best.get(run_of.get(method, method))
+        own = rs and rs[0].plan and set(plan.drafters) <= set(rs[0].plan.drafters)
+        return run_table(rs, plan) if own else pooled
+
+    def shape_for(method):
+        rs = best.get(run_of.get(method, method)) or best.get("ar") or next(iter(best.values()))
+        toks = float(np.mean([r.n_tokens for r in rs]))
+        return toks, float(np.mean([cost_model.cache_length if r.cache_start is None else r.cache_start for r in rs]))
+    return table_for, shape_for
 
 
 def format_forecast(res: dict) -> str:

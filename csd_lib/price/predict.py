@@ -2,7 +2,7 @@
 
 Each method's records carry their :class:`csd_lib.plan.Plan`, which
 :func:`csd_lib.ewif.predict_speedup` reads as is; the acceptance is the run's own
-per-position rates per (reviewer, proposer) (:func:`csd_lib.tune.acceptance_table`).
+per-position rates per (reviewer, proposer) (:func:`csd_lib.measure.acceptance.acceptance_table`).
 :func:`csd_lib.pricing.price_plan` is the one price: the bench's predicted speedup, ``python -m
 csd_lib predict`` (:mod:`csd_lib.forecast`) and the tuner's ranking all call it.
 """
@@ -11,11 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.plan import Plan, vertical_k
-from ..measure.acceptance import acceptance_table, complete_table
+from ..engine.stats import model_size_costs
+from ..measure.acceptance import acceptance_table, complete_table, latency_costs
 from ..measure.records import BenchRecord, as_records, fastest
 from .ewif import predict_speedup
 from .pricing import price_plan
-from .tune import candidate_grid, latency_costs
+from .tune import candidate_grid
 
 
 def run_table(recs: list[BenchRecord], plan: Plan) -> dict:
@@ -23,10 +24,9 @@ def run_table(recs: list[BenchRecord], plan: Plan) -> dict:
     return complete_table(acceptance_table([r.stats for r in recs], min_reached=1), ["target", *plan.drafters])
 
 
-def model_size_costs(recs: list[BenchRecord]) -> dict:
-    """Cost per call relative to the target by parameter count (SWI model-size; MaG costs 0)."""
-    params = recs[0].stats["params"]
-    costs = {n: params[n] / params["target"] for n in params}
+def run_model_size_costs(recs: list[BenchRecord]) -> dict:
+    """A run's model-size costs (:func:`csd_lib.engine.stats.model_size_costs` of its parameter counts; MaG 0)."""
+    costs = model_size_costs(recs[0].stats["params"])
     costs.setdefault("mag", 0.0)
     return costs
 
@@ -70,7 +70,7 @@ def predict_method(recs, cost_model=None, n_sim: int = 4000) -> dict:
         pred_ms = pred_wall = 1.0
     else:
         table = run_table(recs, plan)
-        pred_ms = predict_speedup(plan, table, model_size_costs(recs), n_sim=n_sim)["speedup"]
+        pred_ms = predict_speedup(plan, table, run_model_size_costs(recs), n_sim=n_sim)["speedup"]
         pred_wall = None if cost_model is not None else predict_speedup(plan, table, lat, n_sim=n_sim)["speedup"]
     share = {}
     if cost_model is not None:
@@ -95,7 +95,7 @@ def prediction_limits(records, cost_model, vertical_records=None, n_sim: int = 2
     out = {}
 
     def price(recs, plan):
-        swi = predict_speedup(plan, run_table(recs, plan), model_size_costs(recs), n_sim=n_sim)["speedup"]
+        swi = predict_speedup(plan, run_table(recs, plan), run_model_size_costs(recs), n_sim=n_sim)["speedup"]
         wall = predict_walltime(recs, cost_model, n_sim, plan=plan)["speedup"]
         return {"k": [list(r) for r in plan.k], "walltime": wall, "swi_ms": swi}
 

@@ -90,16 +90,38 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
     else:
         ov_prompts = [prompt_ids]
     lms = fam.models
-    samples: list[list] = []
     grids = {}
     for lm in lms:
-        seq0 = lm.start(prompt_ids)
-        base = len(seq0)
+        base = len(lm.start(prompt_ids))
         grids[lm.name] = sorted(set(l_grid or (base, base + 64, base + 128)))
         lm.release()
-    # probe: one call per model at the smallest point, to size the repetitions
+    size = _size_run(fam, prompt_ids, len(ov_prompts), grids, n_grid, seconds, warmup, min_reps)
+    n_grid, reps, points = size["n_grid"], size["reps"], size["points"]
+    bar = tqdm(total=(warmup + reps) * points, desc=f"cost model {fam.name}", leave=False)
+    clock = cost_clock()
+    samples: list[list] = []
+    for lm in lms:                     # every point is timed once per round, rounds interleave
+        samples += _time_points(lm, prompt_ids, grids[lm.name], n_grid, warmup + reps, warmup, clock, bar)
+    bar.close()
+    overhead = engine_overhead(fam, ov_prompts, max_new_tokens=size["ov_tokens"], rounds=size["ov_rounds"])
+    forward, start, notes = _fit_samples(fam, samples, overhead)
+    mid = float(np.mean(grids[fam.target.name]))
+    review_fit = CallFit([overhead["per_call"], overhead["per_row"], 0.0, 0.0], overhead["r2"],
+                         overhead["max_rel_err"], overhead["note"])
+    return CostModel(fam.name, device_name(fam.target.device), forward, review_fit, overhead["per_mag"], start, mid,
+                     dict(environment(fam.target.device), reps_per_point=reps, points=points, point_statistic="median",
+                          clock="cpu time" if clock is time.process_time else "wall time",
+                          prompt_tokens=len(prompt_ids)),
+                     samples, notes)
+
+
+def _size_run(fam, prompt_ids: list[int], n_prompts: int, grids: dict, n_grid, seconds: float, warmup: int,
+              min_reps: int) -> dict:
+    """Probe one call per model and size the measurement to ``seconds``: the ``n_grid`` kept, ``reps``
+    per point, ``points``, and the engine-overhead runs' ``ov_tokens`` and ``ov_rounds``."""
+    lms = fam.models
     per_call = {}
-    for lm in lms:
+    for lm in lms:  # probe: one call per model at the smallest point, to size the repetitions
         seq = lm.start(prompt_ids)
         for _ in range(warmup):
             lm.logits(seq + [seq[-1]], 0)
@@ -114,36 +136,40 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
     # the engine's overhead: every method on the prompt, as many rounds and tokens as the budget allows
     step = per_call[fam.target.name] * len(lms)  # about one token of one method
     ov_tokens = int(np.clip(0.5 * seconds / (2 * 5 * step), 8, 48))
-    ov_rounds = int(np.clip(0.5 * seconds / (5 * ov_tokens * step * len(ov_prompts)), 1, 4))
-    eta = est * (warmup + reps) + 5 * step * ov_tokens * (ov_rounds + 1) * len(ov_prompts)
+    ov_rounds = int(np.clip(0.5 * seconds / (5 * ov_tokens * step * n_prompts), 1, 4))
+    eta = est * (warmup + reps) + 5 * step * ov_tokens * (ov_rounds + 1) * n_prompts
     log.info(f"cost model of {fam.name}: {points} points x {warmup + reps} rounds, then {ov_rounds + 1} rounds of "
-             f"every method at {ov_tokens} tokens on {len(ov_prompts)} prompt(s): about {eta:.0f} s")
-    bar = tqdm(total=(warmup + reps) * points, desc=f"cost model {fam.name}", leave=False)
-    clock = cost_clock()
-    for lm in lms:                     # every point is timed once per round, rounds interleave
-        seq = lm.start(prompt_ids)
-        t0 = clock()
-        lm.start(prompt_ids)
-        start_s = clock() - t0
-        ctxs = {L: (seq + _filler(prompt_ids, L))[:L] if L >= len(seq) else seq[:L] for L in grids[lm.name]}
-        drafts = {n: _filler(prompt_ids[::-1], n) for n in n_grid}
-        times: dict[tuple[int, int], list[float]] = {}
-        for rnd in range(warmup + reps):
-            for L, ctx in ctxs.items():
-                lm.logits(ctx, 0)              # grow or crop the cache to L (untimed)
-                for n in n_grid:
-                    t0 = clock()
-                    lm.logits(ctx + drafts[n], n - 1)
-                    if rnd >= warmup:
-                        times.setdefault((n, L), []).append(clock() - t0)
-                    bar.update()
-        samples += [[lm.name, n, L, float(np.median(ts))] for (n, L), ts in times.items()]
-        lm.release()
-        samples.append([lm.name, 0, 0, start_s])               # n = 0 marks the start cost
-    bar.close()
-    overhead = engine_overhead(fam, ov_prompts, max_new_tokens=ov_tokens, rounds=ov_rounds)
+             f"every method at {ov_tokens} tokens on {n_prompts} prompt(s): about {eta:.0f} s")
+    return dict(n_grid=n_grid, reps=reps, points=points, ov_tokens=ov_tokens, ov_rounds=ov_rounds)
+
+
+def _time_points(lm, prompt_ids: list[int], l_grid, n_grid, rounds: int, warmup: int, clock, bar) -> list[list]:
+    """[model, n, L, median seconds] of every (n, L) point of one model over ``rounds`` rounds (the first
+    ``warmup`` untimed), then [model, 0, 0, seconds of one start]: n = 0 marks the start cost."""
+    seq = lm.start(prompt_ids)
+    t0 = clock()
+    lm.start(prompt_ids)
+    start_s = clock() - t0
+    ctxs = {L: (seq + _filler(prompt_ids, L))[:L] if L >= len(seq) else seq[:L] for L in l_grid}
+    drafts = {n: _filler(prompt_ids[::-1], n) for n in n_grid}
+    times: dict[tuple[int, int], list[float]] = {}
+    for rnd in range(rounds):
+        for L, ctx in ctxs.items():
+            lm.logits(ctx, 0)              # grow or crop the cache to L (untimed)
+            for n in n_grid:
+                t0 = clock()
+                lm.logits(ctx + drafts[n], n - 1)
+                if rnd >= warmup:
+                    times.setdefault((n, L), []).append(clock() - t0)
+                bar.update()
+    lm.release()
+    return [[lm.name, n, L, float(np.median(ts))] for (n, L), ts in times.items()] + [[lm.name, 0, 0, start_s]]
+
+
+def _fit_samples(fam, samples: list[list], overhead: dict) -> tuple[dict, dict, dict]:
+    """Each model's fitted call cost and start cost from the samples, and the fits' notes (logged)."""
     forward, start, notes = {}, {}, {}
-    for lm in lms:
+    for lm in fam.models:
         rows = [s for s in samples if s[0] == lm.name and s[1] > 0]
         forward[lm.name] = fit_call([r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows])
         if forward[lm.name].note:
@@ -153,14 +179,7 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
         notes["overhead"] = overhead["note"]
     for key, note in notes.items():
         log.warning(f"cost model of {fam.name}: {key}: {note}")
-    mid = float(np.mean(grids[fam.target.name]))
-    review_fit = CallFit([overhead["per_call"], overhead["per_row"], 0.0, 0.0], overhead["r2"],
-                         overhead["max_rel_err"], overhead["note"])
-    return CostModel(fam.name, device_name(fam.target.device), forward, review_fit, overhead["per_mag"], start, mid,
-                     dict(environment(fam.target.device), reps_per_point=reps, points=points, point_statistic="median",
-                          clock="cpu time" if clock is time.process_time else "wall time",
-                          prompt_tokens=len(prompt_ids)),
-                     samples, notes)
+    return forward, start, notes
 
 
 def engine_overhead(fam, prompts: list[list[int]], max_new_tokens: int = 48, rounds: int = 4) -> dict:

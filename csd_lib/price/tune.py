@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 from ..engine.cascade import encode_prompt, generate
 from ..engine.plan import Plan, check_lenience, check_max_new_tokens
 from ..families.tasks import load_task
-from ..measure.acceptance import acceptance_table, complete_table
+from ..measure.acceptance import acceptance_table, complete_table, latency_costs
 from ..measure.machine import device_name
 from .costfile import load_costs
 from .pricing import price_plan
@@ -59,21 +59,6 @@ class TuneResult:
     @property
     def n_measured(self) -> int:
         return len(self.measured)
-
-
-def latency_costs(stats: list[dict]) -> dict:
-    """Measured seconds per forward call, relative to the target's (MaG costs 0); ``stats`` as
-    :func:`acceptance_table` takes them."""
-    calls: dict[str, int] = {}
-    time_: dict[str, float] = {}
-    for st in stats:
-        for n, c in st["calls"].items():
-            calls[n] = calls.get(n, 0) + c
-            time_[n] = time_.get(n, 0.0) + st["forward_time"].get(n, 0.0)
-    per = {n: time_[n] / calls[n] for n in calls if calls[n] and n != "mag"}
-    costs = {n: v / per["target"] for n, v in per.items()}
-    costs["mag"] = 0.0
-    return costs
 
 
 def _interleaved(fam, prompts: list[str], variants: list[dict], max_new_tokens: int, reps: int = 1,
@@ -165,13 +150,13 @@ def _shape(fam, prompts: list[str], gens: list) -> tuple[float, float]:
     return toks, float(np.mean([len(encode_prompt(fam, p)) for p in prompts]))
 
 
-def _own_price(fam, prompts: list[str], gens: list, cm, n_sim: int) -> dict:
+def _own_price(fam, prompts: list[str], gens: list, cost_model, n_sim: int) -> dict:
     """:func:`csd_lib.pricing.price_plan` of the plan of ``gens`` on their own acceptance and shape."""
     plan = gens[0].plan
     table = complete_table(acceptance_table([g.stats.to_dict() for g in gens], min_reached=1),
                            ["target", *plan.drafters])
     toks, start = _shape(fam, prompts, gens)
-    return price_plan(plan, table, cm, toks, start, n_sim=n_sim)
+    return price_plan(plan, table, cost_model, toks, start, n_sim=n_sim)
 
 
 def _with_price(m: Measured, price: dict, toks: float, n: int) -> Measured:

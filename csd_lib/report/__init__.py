@@ -2,6 +2,7 @@
 
 :mod:`~csd_lib.report.summary` summarizes benchmark records (speedups with intervals, SWI,
 predictions beside them); :mod:`~csd_lib.report.bench_stats` holds the statistics
-BENCHMARKS.md reports; :mod:`~csd_lib.report.claims` turns numbers into sentences that say a
-direction only beyond the noise; :mod:`~csd_lib.report.regimes` compares two families' regimes.
+BENCHMARKS.md reports (per-example ratios, the SWI ordering, the goals); :mod:`~csd_lib.report.claims`
+turns numbers into sentences that say a direction only beyond the noise;
+:mod:`~csd_lib.report.regimes` compares runs and two families' regimes by per-prompt SWI counts.
 """

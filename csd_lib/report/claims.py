@@ -93,6 +93,7 @@ MIN_PROMPTS = 3           # fewest prompts for any interval (Student's t with 2 
 EXACT_FLIPS = 16          # up to this many prompts every sign flip is enumerated; above, ``n_flips`` random ones
 N_FLIPS = 9999            # random sign flips above EXACT_FLIPS prompts (a Monte Carlo test stays exact)
 TOO_FEW = "too few prompts to decide"
+NOT_CHECKED = "not checked: random weights"  # a claim about trained models, on a family with random weights
 # Directions of a Difference (``Difference.verdict``) and verdicts of a claim with an expected direction.
 HIGHER, LOWER, SAME, FEW, UNDEFINED = "higher", "lower", "no difference", "too few", "undefined"
 HOLDS, BROKEN, UNSETTLED = "holds", "broken", "not settled"
@@ -179,14 +180,32 @@ class Difference:
         return f"{self.word(more, less, same, few=few)} ({self.interval(digits)})"
 
 
-def expect(d: Difference, expected: int, what: str) -> str:
+def expect(d: Difference, expected: int, what: str, family=None) -> str:
     """Assert a claim with a direction: raise ``AssertionError('claim broken: ...')`` when ``d`` is beyond
     the noise opposite to ``expected`` (+1 higher, -1 lower). Returns the verdict (``Difference.claim``);
-    ``not settled``, ``too few`` and ``undefined`` pass: they neither support nor break the claim."""
+    ``not settled``, ``too few`` and ``undefined`` pass: they neither support nor break the claim.
+    With a ``family`` whose weights are random (:attr:`Family.random_weights`) nothing is asserted:
+    the verdict is :data:`NOT_CHECKED`."""
+    if family is not None and family.random_weights:
+        return NOT_CHECKED
     v = d.claim(expected)
     if v == BROKEN:
         raise AssertionError(f"claim broken: {what}: {d.says()}")
     return v
+
+
+def holds(condition: bool, what: str, family=None) -> str:
+    """Assert a claim that needs trained weights: ``'holds'``, or ``AssertionError('claim broken: what')``.
+
+    On a family with random weights (shadow checkpoints, toy models) nothing is asserted and the
+    verdict is :data:`NOT_CHECKED`, so a notebook runs to its last cell on a shadowed real family.
+    Laws (identity with AR, exact sampling) are asserted directly, never through this.
+    """
+    if family is not None and family.random_weights:
+        return NOT_CHECKED
+    if not condition:
+        raise AssertionError(f"claim broken: {what}")
+    return HOLDS
 
 
 def _paired_arrays(a, b) -> tuple[np.ndarray, np.ndarray]:
@@ -535,9 +554,9 @@ def _finite_or_none(x) -> float | None:
     return float(x) if x is not None and math.isfinite(x) else None
 
 
-def claim_row(claim_id: str, value, notebook: str, family: str | None = None, seed: int | None = None,
+def claim_row(claim_id: str, value, notebook: str, family_name: str | None = None, seed: int | None = None,
               expected: int | None = None) -> dict:
-    """One ledger row (fields ``LEDGER_FIELDS``) for a claim; ``family`` and ``seed`` default to
+    """One ledger row (fields ``LEDGER_FIELDS``) for a claim; ``family_name`` and ``seed`` default to
     ``config.FAMILY`` and ``config.SEED``.
 
     ``value`` is a :class:`Difference` (verdict ``Difference.verdict``, or ``Difference.claim(expected)``
@@ -549,7 +568,7 @@ def claim_row(claim_id: str, value, notebook: str, family: str | None = None, se
                          f"got {claim_id!r}")
     if not isinstance(notebook, str) or not notebook:
         raise ValueError(f"notebook must name the notebook that makes the claim, got {notebook!r}")
-    row = dict(notebook=notebook, claim=claim_id, family=config.FAMILY if family is None else str(family),
+    row = dict(notebook=notebook, claim=claim_id, family=config.FAMILY if family_name is None else str(family_name),
                seed=config.SEED if seed is None else int(seed), value=None, lo=None, hi=None, n=None,
                level=None, direction=None, verdict=MEASURED, text="")
     if isinstance(value, Difference):
@@ -567,7 +586,7 @@ def claim_row(claim_id: str, value, notebook: str, family: str | None = None, se
     return row
 
 
-def record(claim_id: str, value, notebook: str, family: str | None = None, seed: int | None = None,
+def record(claim_id: str, value, notebook: str, family_name: str | None = None, seed: int | None = None,
            expected: int | None = None, path=None) -> dict:
     """Append the claim's row (:func:`claim_row`) to the ledger at ``path`` (default
     ``config.CLAIMS_LEDGER``; None: nothing is written) and return it.
@@ -575,7 +594,7 @@ def record(claim_id: str, value, notebook: str, family: str | None = None, seed:
     One ``os.write`` of the whole line to a file opened for appending, so that notebooks running in
     parallel never interleave their lines.
     """
-    row = claim_row(claim_id, value, notebook, family, seed, expected)
+    row = claim_row(claim_id, value, notebook, family_name, seed, expected)
     path = config.CLAIMS_LEDGER if path is None else path
     if path:
         line = (json.dumps(row, allow_nan=False) + "\n").encode("utf-8")

@@ -12,19 +12,13 @@ import math
 
 import numpy as np
 
-from ..engine.stats import Stats
+from ..engine.stats import model_size_costs, swi
 from ..families.paper_costs import previous_work_costs
 from ..measure.records import ALL_METHODS, BenchRecord, as_records, fastest
 from ..price.predict import predict_method, predict_walltime
-from .bench_stats import bootstrap_median_ci
+from .bench_stats import bootstrap_median_ci, ratios
 
 CLOCK_NAMES = {"wall": "wall time", "cpu": "process CPU time"}
-
-def ratios(best: dict[str, dict[int, BenchRecord]], method: str) -> dict[int, float]:
-    """Per example: AR's walltime over the method's, both the fastest of their repeats."""
-    ar, mine = best.get("ar", {}), best.get(method, {})
-    return {i: ar[i].wall_time / mine[i].wall_time for i in sorted(mine) if i in ar and mine[i].wall_time > 0}
-
 
 def run_conditions(records) -> dict:
     """The clock and machine load of a run's lines: ``clock`` ('wall', 'cpu', or 'cpu+wall' for a mix) and
@@ -72,32 +66,36 @@ def summarize(records, cost_model=None, n_sim: int = 4000) -> dict:
              "speedup_walltime_ci95": bootstrap_median_ci(per),
              "speedup_walltime_predicted": float("nan"),
              "mismatches": sum(recs[i].token_ids != ar[i].token_ids for i in common), **seen}
-        st = [recs[i].stats for i in recs]
-        if st and "calls" in st[0]:
-            calls: dict[str, int] = {}
-            for x in st:
-                for name, c in x["calls"].items():
-                    calls[name] = calls.get(name, 0) + c
-            params = st[0]["params"]
-            target_calls = calls.get("target", 0)
-            fwd = sum(sum(x["forward_time"].values()) for x in st)
-            ms = {n: params[n] / params["target"] for n in params}
-            first = next(iter(recs.values()))
-            pw = st[0].get("previous_work_costs") or previous_work_costs(first.family, params).costs
-            s.update(
-                calls_per_model=calls,
+        s.update(_call_stats(recs, toks, wall))
+        if s["calls_per_model"] is not None and cost_model is not None:
+            s["speedup_walltime_predicted"] = predict_walltime(list(recs.values()), cost_model, n_sim)["speedup"]
+        out[m] = s
+    return out
+
+
+def _call_stats(recs: dict[int, BenchRecord], toks: int, wall: float) -> dict:
+    """What a method's fastest repeats counted: calls per model, tokens per target call, SWI under both cost
+    tables, the share of time outside forwards and forward time per call (NaN and None for HF baselines)."""
+    st = [recs[i].stats for i in recs]
+    if not (st and "calls" in st[0]):
+        return dict(calls_per_model=None, mean_tokens_per_target_call=float("nan"),
+                    speedup_swi_ms=float("nan"), speedup_swi_pw=float("nan"), outside_share=float("nan"))
+    calls: dict[str, int] = {}
+    for x in st:
+        for name, c in x["calls"].items():
+            calls[name] = calls.get(name, 0) + c
+    params = st[0]["params"]
+    target_calls = calls.get("target", 0)
+    fwd = sum(sum(x["forward_time"].values()) for x in st)
+    ms = model_size_costs(params)
+    first = next(iter(recs.values()))
+    pw = st[0].get("previous_work_costs") or previous_work_costs(first.family, params).costs
+    return dict(calls_per_model=calls,
                 mean_tokens_per_target_call=toks / target_calls if target_calls else float("nan"),
-                speedup_swi_ms=_swi(toks, calls, ms), speedup_swi_pw=_swi(toks, calls, pw),
+                speedup_swi_ms=swi(toks, calls, ms), speedup_swi_pw=swi(toks, calls, pw),
                 outside_share=(wall - fwd) / wall if wall else float("nan"),
                 forward_time_per_call={n: sum(x["forward_time"].get(n, 0) for x in st) / c
                                        for n, c in calls.items() if n != "mag" and c})
-            if cost_model is not None:
-                s["speedup_walltime_predicted"] = predict_walltime(list(recs.values()), cost_model, n_sim)["speedup"]
-        else:
-            s.update(calls_per_model=None, mean_tokens_per_target_call=float("nan"),
-                     speedup_swi_ms=float("nan"), speedup_swi_pw=float("nan"), outside_share=float("nan"))
-        out[m] = s
-    return out
 
 
 def mag_share(records, method: str, kinds=("mag-match", "mag-bigram")) -> float:
@@ -106,11 +104,6 @@ def mag_share(records, method: str, kinds=("mag-match", "mag-bigram")) -> float:
     total = sum(r.n_tokens for r in rs)
     kept = sum(r.provenance.get(k, 0) for r in rs for k in kinds)
     return kept / total if total else float("nan")
-
-
-def _swi(tokens: int, calls: dict, costs: dict) -> float:
-    """SWI of pooled generations: :meth:`csd_lib.trace.Stats.swi` on their summed tokens and calls."""
-    return Stats(tokens, 0.0, calls, {}, {}, {}).swi(costs)
 
 
 SUMMARY_KEYS = ("tokens_per_s", "speedup_walltime", "speedup_swi_ms", "speedup_swi_pw",

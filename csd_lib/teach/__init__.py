@@ -1,6 +1,7 @@
 """What a learner runs beside the figures: the live panel, exercise checks, the demo.
 
-:mod:`~csd_lib.teach.panel` is the notebooks' live panel (ipywidgets);
+:mod:`~csd_lib.teach.panel` is the notebooks' live panel (:class:`~csd_lib.teach.panel.LivePanel`,
+ipywidgets);
 :mod:`~csd_lib.teach.exercises` checks exercise answers; :mod:`~csd_lib.teach.replay` replays
 drafting rules (MaG variants, prompt lookup) against a reference output;
 :mod:`~csd_lib.teach.demo` is the README's main job.

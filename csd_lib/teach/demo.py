@@ -14,9 +14,9 @@ from ..viz import trace_text
 DEMO_METHODS = ["ar", "sd", "mag", "staged", "csd"]
 
 
-def run_demo(family: str = "tiny-t5", n_prompts: int = 5, max_new_tokens: int = 128) -> dict:
+def run_demo(family_name: str = "tiny-t5", n_prompts: int = 5, max_new_tokens: int = 128) -> dict:
     """Print the identity check, a coloured CSD trace and the speed table; return the summary."""
-    fam = load_family(family)
+    fam = load_family(family_name)
     methods = [m for m in DEMO_METHODS if m != "staged" or len(fam.drafters) >= 2]
     examples = load_task(fam.task, "test", n_prompts)
     print(f"family {fam.name}: target {fam.target.n_params / 1e6:.1f}M params, drafters "

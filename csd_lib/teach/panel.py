@@ -1,4 +1,4 @@
-"""The live panel: edit K, lenience, decoding, method and prompt; every change reruns generation.
+"""The live panel: edit K, lenience, the MaG rule, decoding, method and prompt; every change reruns generation.
 
 The panel is made of plain ipywidgets (HTML, Text, sliders, Output), so it renders in
 JupyterLab 4, classic Notebook and Colab. The trace sits in an ``HTML`` widget with class
@@ -22,7 +22,7 @@ import html
 import re
 
 from ..engine.cascade import generate
-from ..engine.plan import METHODS, validate_k
+from ..engine.plan import MAG_LENIENCE, METHODS, validate_k
 from ..families.tasks import TASKS, load_task
 from ..viz import cascade_tree_figure, round_figure, show_in_output, stats_html, trace_html
 
@@ -175,180 +175,249 @@ def pairs_html(cur, prev=None) -> str:
             f'accepted / reached drafts per review pair</caption>{head}{rows}</table>')
 
 
-def live_panel(fam, prompt: str | None = None, method: str = "csd", max_new_tokens: int = 64):
-    """An ipywidgets VBox that reruns ``generate`` on every change and shows trace, stats and why.
+class LivePanel:
+    """The live panel: ipywidgets that rerun ``generate`` on every change and show trace, stats and why.
 
-    The returned box has attributes ``controls`` (dict of widgets), ``k_cells`` (the K
-    grid of Text widgets, rows x cols), ``trace``, ``stats``, ``diff``, ``pairs``,
-    ``error`` (HTML widgets), ``tree`` (Output) and ``tree_figure`` (the Algorithm-1
-    figure for the current K), ``update()``, ``runs`` (how many generations ran) and
-    ``last``/``previous`` (the last two generations), so a notebook can drive it in code.
-    The round stepper is ``round_slider`` (1 to ``n_rounds``, the target rounds of ``last``),
-    ``round_prev``/``round_next`` (buttons), ``round_label`` and ``rounds`` (Output) showing
-    ``round_figure`` (the figure of round ``round_slider.value``). It starts on the first
-    round in which the target rejected a drafted token and keeps its round, clamped, on reruns.
+    Displayed as its ``box`` (a VBox of class ``csd-live-panel``). A notebook can drive it in code:
+    ``controls`` (dict of widgets: prompt, method, lenience, mag_lenience, decoding, temperature, seed,
+    max_new_tokens), ``k_cells`` (the K grid of Text widgets, rows x cols), ``trace``, ``stats``,
+    ``diff``, ``pairs``, ``error`` (HTML widgets), ``tree`` (Output) and ``tree_figure`` (the
+    Algorithm-1 figure for the current K), :meth:`update`, ``runs`` (how many generations ran) and
+    ``last``/``previous`` (the last two generations). The round stepper is ``round_slider`` (1 to
+    ``n_rounds``, the target rounds of ``last``), ``round_prev``/``round_next`` (buttons),
+    ``round_label`` and ``rounds`` (Output) showing ``round_figure`` (the figure of round
+    ``round_slider.value``). It starts on the first round in which the target rejected a drafted
+    token and keeps its round, clamped, on reruns. ``mag_lenience`` is the plan's MaG rule (csd only):
+    off, lenience applies between neural drafters only (the paper's); on, to MaG's tokens too.
     """
-    import ipywidgets as w  # notebook-only: imported when a panel is built
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
-    rows, cols = k_labels(fam)
-    n = len(cols)
-    k0 = fam.default_k
-    prompt_w = w.Textarea(value=prompt if prompt is not None else _default_prompt(fam), rows=4,
+
+    def __init__(self, fam, prompt: str | None = None, method: str = "csd", max_new_tokens: int = 64):
+        import ipywidgets as w  # notebook-only: imported when a panel is built
+        if method not in METHODS:
+            raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+        self.fam = fam
+        self.runs, self.last, self.previous, self.last_cfg = 0, None, None, None
+        self.tree_figure, self.tree_key = None, None
+        self.round_figure, self.round_key, self.n_rounds = None, None, 0
+        self._ar_cache: dict = {}
+        self.controls = dict(prompt=self._prompt_control(w, prompt), method=self._method_control(w, method),
+                             lenience=self._lenience_control(w), mag_lenience=self._mag_rule_control(w),
+                             decoding=self._decoding_control(w), temperature=self._temperature_control(w),
+                             seed=w.IntText(value=0, description="seed", layout=w.Layout(width="180px")),
+                             max_new_tokens=w.BoundedIntText(value=max_new_tokens, min=1, max=1024,
+                                                             description="max new", layout=w.Layout(width="180px")))
+        k_grid = self._k_editor(w)
+        self._readouts(w)
+        self._round_stepper(w)
+        self.box = self._layout(w, k_grid)
+        for wd in [*self.controls.values(), *(c for row in self.k_cells for c in row)]:
+            wd.observe(self.update, names="value")
+        self.update()
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.box._repr_mimebundle_(**kwargs)
+
+    # -- one method per control ------------------------------------------------------------
+
+    def _prompt_control(self, w, prompt):
+        return w.Textarea(value=prompt if prompt is not None else _default_prompt(self.fam), rows=4,
                           description="prompt", continuous_update=False, layout=w.Layout(width="98%"))
-    method_w = w.Dropdown(options=list(METHODS), value=method, description="method")
-    len_w = w.FloatSlider(value=float(fam.default_lenience), min=1.0, max=10.0, step=0.5, description="lenience",
-                          continuous_update=False, readout_format=".1f", style={"description_width": "initial"})
-    mode_w = w.ToggleButtons(options=["greedy", "sample"], value="greedy", description="decoding",
+
+    def _method_control(self, w, method):
+        wd = w.Dropdown(options=list(METHODS), value=method, description="method")
+        wd.add_class("csd-method")
+        return wd
+
+    def _lenience_control(self, w):
+        wd = w.FloatSlider(value=float(self.fam.default_lenience), min=1.0, max=10.0, step=0.5,
+                           description="lenience", continuous_update=False, readout_format=".1f",
+                           style={"description_width": "initial"})
+        wd.add_class("csd-lenience")
+        return wd
+
+    def _mag_rule_control(self, w):
+        """The MaG rule: whether lenience applies to MaG's tokens too (the plan's ``mag_lenience``)."""
+        wd = w.Checkbox(value=MAG_LENIENCE, description="lenience on MaG's tokens (csd)", indent=False)
+        wd.add_class("csd-mag-lenience")
+        return wd
+
+    def _decoding_control(self, w):
+        wd = w.ToggleButtons(options=["greedy", "sample"], value="greedy", description="decoding",
                              style={"description_width": "initial", "button_width": "80px"})
-    temp_w = w.FloatSlider(value=SAMPLE_TEMPERATURE, min=0.1, max=4.0, step=0.1, description="temperature",
+        wd.add_class("csd-decoding")
+        return wd
+
+    def _temperature_control(self, w):
+        wd = w.FloatSlider(value=SAMPLE_TEMPERATURE, min=0.1, max=4.0, step=0.1, description="temperature",
                            continuous_update=False, readout_format=".1f", disabled=True,
                            style={"description_width": "initial"})
-    seed_w = w.IntText(value=0, description="seed", layout=w.Layout(width="180px"))
-    mnt_w = w.BoundedIntText(value=max_new_tokens, min=1, max=1024, description="max new",
-                             layout=w.Layout(width="180px"))
-    len_w.add_class("csd-lenience")
-    temp_w.add_class("csd-temperature")
-    mode_w.add_class("csd-decoding")
-    method_w.add_class("csd-method")
-    # K editor: one Text per entry; entries below the diagonal are ignored by Algorithm 1
-    cells = []
-    grid_items = [w.HTML("<b>K</b>")] + [w.HTML(f"<b>{html.escape(c)}</b>") for c in cols]
-    for i in range(n):
-        grid_items.append(w.HTML(f"<b>{html.escape(rows[i])}</b> reviews"))
-        row = []
-        for j in range(n):
-            cell = _k_cell_class()(value=str(int(k0[i][j])), layout=w.Layout(width="70px"), disabled=j < i,
-                           continuous_update=False)
-            cell.add_class(f"csd-k-{i}-{j}")
-            row.append(cell)
-            grid_items.append(cell)
-        cells.append(row)
-    k_grid = w.GridBox(grid_items, layout=w.Layout(grid_template_columns=f"130px repeat({n}, 80px)",
-                                                   grid_gap="2px 6px"))
-    k_note = w.HTML("<small>K holds increments: row <i>r</i> lets each drafter (column) draft until the "
-                    "block reaches the running sum of the row up to its column. Entries below the "
-                    "diagonal are ignored. K and lenience apply to method <code>csd</code>; the picture "
-                    "below redraws when K or lenience changes.</small>")
-    error, trace, stats, diff, pairs, status = (w.HTML("") for _ in range(6))
-    for wd, cls in ((error, "csd-error"), (trace, "csd-trace-view"), (stats, "csd-stats"), (diff, "csd-diff"),
-                    (pairs, "csd-pairs")):
-        wd.add_class(cls)
-    tree = w.Output()
-    tree.add_class("csd-tree")
-    # one target round unrolled: step through the rounds of the current generation
-    round_slider = w.IntSlider(value=1, min=1, max=1, description="round", continuous_update=False)
-    round_prev = w.Button(description="\u25c0 prev", tooltip="previous target round", layout=w.Layout(width="90px"))
-    round_next = w.Button(description="next \u25b6", tooltip="next target round", layout=w.Layout(width="90px"))
-    round_label = w.HTML("")
-    rounds = w.Output()
-    for wd, cls in ((round_slider, "csd-round-slider"), (round_prev, "csd-round-prev"),
-                    (round_next, "csd-round-next"), (round_label, "csd-round-label"), (rounds, "csd-rounds")):
-        wd.add_class(cls)
-    ar_cache: dict = {}
+        wd.add_class("csd-temperature")
+        return wd
 
-    def config(k, lam, temp, seed):
-        m = method_w.value
-        cfg = dict(method=m)
-        if m == "csd":
-            cfg.update(K=k, lenience=lam)
-        cfg["decoding"] = "greedy" if temp == 0 else f"temperature {temp:g}, seed {seed}"
-        cfg["max_new_tokens"] = mnt_w.value
+    def _k_editor(self, w):
+        """One Text per K entry (``k_cells``); entries below the diagonal are ignored by Algorithm 1."""
+        rows, self._cols = k_labels(self.fam)
+        n, k0 = len(self._cols), self.fam.default_k
+        self.k_cells = []
+        items = [w.HTML("<b>K</b>")] + [w.HTML(f"<b>{html.escape(c)}</b>") for c in self._cols]
+        for i in range(n):
+            items.append(w.HTML(f"<b>{html.escape(rows[i])}</b> reviews"))
+            row = []
+            for j in range(n):
+                cell = _k_cell_class()(value=str(int(k0[i][j])), layout=w.Layout(width="70px"), disabled=j < i,
+                                       continuous_update=False)
+                cell.add_class(f"csd-k-{i}-{j}")
+                row.append(cell)
+            items += row
+            self.k_cells.append(row)
+        return w.GridBox(items, layout=w.Layout(grid_template_columns=f"130px repeat({n}, 80px)",
+                                                grid_gap="2px 6px"))
+
+    def _readouts(self, w):
+        self.error, self.trace, self.stats, self.diff, self.pairs, self.status = (w.HTML("") for _ in range(6))
+        for wd, cls in ((self.error, "csd-error"), (self.trace, "csd-trace-view"), (self.stats, "csd-stats"),
+                        (self.diff, "csd-diff"), (self.pairs, "csd-pairs")):
+            wd.add_class(cls)
+        self.tree = w.Output()
+        self.tree.add_class("csd-tree")
+
+    def _round_stepper(self, w):
+        """One target round unrolled: step through the rounds of the current generation."""
+        self.round_slider = w.IntSlider(value=1, min=1, max=1, description="round", continuous_update=False)
+        self.round_prev = w.Button(description="\u25c0 prev", tooltip="previous target round",
+                                   layout=w.Layout(width="90px"))
+        self.round_next = w.Button(description="next \u25b6", tooltip="next target round",
+                                   layout=w.Layout(width="90px"))
+        self.round_label = w.HTML("")
+        self.rounds = w.Output()
+        for wd, cls in ((self.round_slider, "csd-round-slider"), (self.round_prev, "csd-round-prev"),
+                        (self.round_next, "csd-round-next"), (self.round_label, "csd-round-label"),
+                        (self.rounds, "csd-rounds")):
+            wd.add_class(cls)
+        self.round_slider.observe(self.show_round, names="value")
+        self.round_prev.on_click(lambda _: self.step(-1))
+        self.round_next.on_click(lambda _: self.step(1))
+
+    def _layout(self, w, k_grid):
+        c = self.controls
+        k_note = w.HTML("<small>K holds increments: row <i>r</i> lets each drafter (column) draft until the "
+                        "block reaches the running sum of the row up to its column. Entries below the "
+                        "diagonal are ignored. K, lenience and the MaG rule apply to method <code>csd</code>; "
+                        "the picture below redraws when K or lenience changes.</small>")
+        round_note = w.HTML("<small>One target round unrolled: every review of Algorithm 1 that led to the "
+                            "target's review, from the bottom up (MaG proposes, the drafters review, the target "
+                            "reviews); each row says the lenience it applied.</small>")
+        box = w.VBox([c["prompt"], w.HBox([c["method"], c["seed"], c["max_new_tokens"]]),
+                      w.HBox([c["lenience"], c["mag_lenience"], c["decoding"], c["temperature"]]), k_grid, k_note,
+                      self.status, self.error, self.trace, w.HBox([self.stats, w.VBox([self.diff, self.pairs])]),
+                      w.HBox([self.round_prev, self.round_slider, self.round_next, self.round_label]), round_note,
+                      self.rounds, self.tree], layout=w.Layout(width="100%"))
+        box.add_class("csd-live-panel")
+        return box
+
+    # -- what a change does ----------------------------------------------------------------
+
+    def _settings(self) -> dict:
+        """The run's settings from the controls (K parsed: a bad entry raises ValueError)."""
+        c = self.controls
+        greedy = c["decoding"].value == "greedy"
+        return dict(method=c["method"].value, k=parse_k([[x.value for x in row] for row in self.k_cells]),
+                    lenience=c["lenience"].value, mag_lenience=c["mag_lenience"].value,
+                    temperature=0.0 if greedy else c["temperature"].value, seed=c["seed"].value,
+                    max_new_tokens=c["max_new_tokens"].value, prompt=c["prompt"].value)
+
+    @staticmethod
+    def _config(s: dict) -> dict:
+        """What the readouts name of a run's settings (K, lenience and the MaG rule for csd only)."""
+        cfg = dict(method=s["method"])
+        if s["method"] == "csd":
+            cfg.update(K=s["k"], lenience=s["lenience"], mag_lenience=s["mag_lenience"])
+        cfg["decoding"] = "greedy" if s["temperature"] == 0 else f"temperature {s['temperature']:g}, seed {s['seed']}"
+        cfg["max_new_tokens"] = s["max_new_tokens"]
         return cfg
 
-    def show_error(e: ValueError):
-        error.value = (f'<div style="color:#b00020;border:1px solid #b00020;padding:4px">'
-                       f'<b>ValueError:</b> {html.escape(str(e))}</div>')
-        status.value = ""
+    def _generate(self, s: dict):
+        """The run of settings ``s`` and greedy AR on the same prompt and length (AR cached)."""
+        kw = dict(k=s["k"], lenience=s["lenience"], mag_lenience=s["mag_lenience"]) if s["method"] == "csd" else {}
+        g = generate(self.fam, s["prompt"], s["method"], temperature=s["temperature"], seed=s["seed"],
+                     max_new_tokens=s["max_new_tokens"], **kw)
+        key = (s["prompt"], s["max_new_tokens"])
+        if key not in self._ar_cache:
+            self._ar_cache[key] = g if (s["method"] == "ar" and s["temperature"] == 0) else \
+                generate(self.fam, s["prompt"], "ar", max_new_tokens=s["max_new_tokens"])
+        return g, self._ar_cache[key]
 
-    def redraw_tree(k, lam):
-        fig = cascade_tree_figure(k, cols, lenience=lam, target=fam.target.name)
-        box.tree_figure = fig
-        show_in_output(tree, fig)
-
-    def show_round(change=None):
-        """Draw round ``round_slider.value`` of the last generation (once per generation and round)."""
-        r = round_slider.value
-        if box.round_key == (box.runs, r):
+    def update(self, change=None):
+        """Rerun generation with the controls' settings and redraw every readout (a bad setting: the error)."""
+        self.controls["temperature"].disabled = self.controls["decoding"].value == "greedy"
+        self.status.value = "<i>running...</i>"
+        try:
+            s = self._settings()
+            key = (s["k"], s["lenience"], s["mag_lenience"])
+            if self.tree_key != key:
+                self.redraw_tree(*key)
+                self.tree_key = key
+            g, ar = self._generate(s)
+        except ValueError as e:
+            self.show_error(e)
             return
-        box.round_key = (box.runs, r)
-        fig = round_figure(box.last, fam.tokenizer, r - 1)
-        box.round_figure = fig
-        round_label.value = f"target round <b>{r}</b> of {box.n_rounds}"
-        round_prev.disabled, round_next.disabled = r <= 1, r >= box.n_rounds
-        show_in_output(rounds, fig)
+        self.runs += 1
+        self._show(g, ar, self._config(s))
+        self._new_rounds(g)
+        self.status.value = ""
 
-    def new_rounds(g):
+    def _show(self, g, ar, cfg: dict):
+        self.error.value = ""
+        line = ", ".join(f"{a} {b}" for a, b in cfg.items())
+        self.trace.value = trace_html(g, self.fam.tokenizer, title=f"{line}: {g.stats.n_tokens} tokens, "
+                                      f"{g.stats.calls.get(g.stats.target, 0)} target calls")
+        self.stats.value = (f'<div class="csd-stats-config" style="font-size:0.85em;color:#444">{html.escape(line)}'
+                            f' (run {self.runs})</div>' + stats_html(g, ar))
+        self.previous, self.last = self.last, g
+        self.diff.value = diff_html(g, self.previous, ar, _settings_changed(self.last_cfg, cfg))
+        self.pairs.value = pairs_html(g, self.previous)
+        self.last_cfg = cfg
+
+    def show_error(self, e: ValueError):
+        self.error.value = (f'<div style="color:#b00020;border:1px solid #b00020;padding:4px">'
+                            f'<b>ValueError:</b> {html.escape(str(e))}</div>')
+        self.status.value = ""
+
+    def redraw_tree(self, k, lenience, mag_lenience):
+        self.tree_figure = cascade_tree_figure(k, self._cols, lenience=lenience, mag_lenience=mag_lenience,
+                                               target=self.fam.target.name)
+        show_in_output(self.tree, self.tree_figure)
+
+    # -- the round stepper -----------------------------------------------------------------
+
+    def show_round(self, change=None):
+        """Draw round ``round_slider.value`` of the last generation (once per generation and round)."""
+        r = self.round_slider.value
+        if self.round_key == (self.runs, r):
+            return
+        self.round_key = (self.runs, r)
+        self.round_figure = round_figure(self.last, self.fam.tokenizer, r - 1)
+        self.round_label.value = f"target round <b>{r}</b> of {self.n_rounds}"
+        self.round_prev.disabled, self.round_next.disabled = r <= 1, r >= self.n_rounds
+        show_in_output(self.rounds, self.round_figure)
+
+    def _new_rounds(self, g):
         """Fit the stepper to generation ``g``: its number of target rounds, the round kept (clamped)."""
         tops = [e for e in g.events if e.depth == 0]
-        box.n_rounds = len(tops)
-        if box.runs == 1:  # first run: the first round in which the target rejected a drafted token
+        self.n_rounds = len(tops)
+        if self.runs == 1:  # first run: the first round in which the target rejected a drafted token
             r = next((i for i, e in enumerate(tops) if e.n_accepted < len(e.tokens)), 0) + 1
         else:
-            r = min(round_slider.value, len(tops))
-        round_slider.max = max(round_slider.max, len(tops))  # never below the value while it moves
-        round_slider.value = r   # draws (observer) when the round moved
-        round_slider.max = len(tops)
-        show_round()             # draws when only the generation changed
+            r = min(self.round_slider.value, len(tops))
+        self.round_slider.max = max(self.round_slider.max, len(tops))  # never below the value while it moves
+        self.round_slider.value = r   # draws (observer) when the round moved
+        self.round_slider.max = len(tops)
+        self.show_round()             # draws when only the generation changed
 
-    def step(delta):
-        round_slider.value = min(max(round_slider.value + delta, 1), box.n_rounds)
+    def step(self, delta: int):
+        self.round_slider.value = min(max(self.round_slider.value + delta, 1), self.n_rounds)
 
-    def update(change=None):
-        temp_w.disabled = mode_w.value == "greedy"
-        temp = 0.0 if mode_w.value == "greedy" else temp_w.value
-        seed, mnt, text, lam = seed_w.value, mnt_w.value, prompt_w.value, len_w.value
-        status.value = "<i>running...</i>"
-        try:
-            k = parse_k([[c.value for c in row] for row in cells])
-            if box.tree_key != (k, lam):
-                redraw_tree(k, lam)
-                box.tree_key = (k, lam)
-            m = method_w.value
-            kw = dict(k=k, lenience=lam) if m == "csd" else {}
-            g = generate(fam, text, m, temperature=temp, seed=seed, max_new_tokens=mnt, **kw)
-            key = (text, mnt)
-            if key not in ar_cache:
-                ar_cache[key] = g if (m == "ar" and temp == 0) else generate(fam, text, "ar", max_new_tokens=mnt)
-        except ValueError as e:
-            show_error(e)
-            return
-        box.runs += 1
-        error.value = ""
-        cfg = config(k, lam, temp, seed)
-        line = ", ".join(f"{a} {b}" for a, b in cfg.items())
-        trace.value = trace_html(g, fam.tokenizer, title=f"{line}: {g.stats.n_tokens} tokens, "
-                                 f"{g.stats.calls.get(g.stats.target, 0)} target calls")
-        stats.value = (f'<div class="csd-stats-config" style="font-size:0.85em;color:#444">{html.escape(line)}'
-                       f' (run {box.runs})</div>' + stats_html(g, ar_cache[key]))
-        box.previous, box.last = box.last, g
-        diff.value = diff_html(g, box.previous, ar_cache[key], _settings_changed(box.last_cfg, cfg))
-        pairs.value = pairs_html(g, box.previous)
-        box.last_cfg = cfg
-        new_rounds(g)
-        status.value = ""
 
-    controls = dict(prompt=prompt_w, method=method_w, lenience=len_w, decoding=mode_w, temperature=temp_w,
-                    seed=seed_w, max_new_tokens=mnt_w)
-    round_note = w.HTML("<small>One target round unrolled: every review of Algorithm 1 that led to the "
-                        "target's review, from the bottom up (MaG proposes, the drafters review, the target "
-                        "reviews); each row says the lenience it applied.</small>")
-    box = w.VBox([prompt_w, w.HBox([method_w, seed_w, mnt_w]), w.HBox([len_w, mode_w, temp_w]), k_grid, k_note,
-                  status, error, trace, w.HBox([stats, w.VBox([diff, pairs])]),
-                  w.HBox([round_prev, round_slider, round_next, round_label]), round_note, rounds, tree],
-                 layout=w.Layout(width="100%"))
-    box.add_class("csd-live-panel")
-    box.controls, box.k_cells, box.trace, box.stats, box.error = controls, cells, trace, stats, error
-    box.diff, box.pairs, box.tree = diff, pairs, tree
-    box.update, box.runs, box.last, box.previous, box.last_cfg = update, 0, None, None, None
-    box.tree_figure, box.tree_key = None, None
-    box.round_slider, box.round_prev, box.round_next, box.round_label, box.rounds = (round_slider, round_prev,
-                                                                                     round_next, round_label, rounds)
-    box.round_figure, box.round_key, box.n_rounds = None, None, 0
-    round_slider.observe(show_round, names="value")
-    round_prev.on_click(lambda _: step(-1))
-    round_next.on_click(lambda _: step(1))
-    for wd in [*controls.values(), *(c for row in cells for c in row)]:
-        wd.observe(update, names="value")
-    update()
-    return box
+def live_panel(fam, prompt: str | None = None, method: str = "csd", max_new_tokens: int = 64) -> LivePanel:
+    """A :class:`LivePanel` on ``fam`` (a notebook cell that ends with it displays it)."""
+    return LivePanel(fam, prompt, method, max_new_tokens)

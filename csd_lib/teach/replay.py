@@ -1,4 +1,5 @@
-"""Model-free analyses for the notebooks: replaying Max-Gram and prompt lookup on reference texts.
+"""Model-free analyses for the notebooks: replaying Max-Gram and prompt lookup on reference texts,
+and comparing two replayed variants over the examples.
 
 A *replay* walks along a reference continuation ``y`` of a prompt ``x``. At every position
 ``t`` a proposer sees ``x + y[:t]`` and proposes up to ``n`` tokens; a greedy reviewer that
@@ -12,10 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engine.mag import BIGRAM, MATCH, MaG, longest_suffix_match
+from ..report.claims import Difference, rate_difference
 
 
 @dataclass
-class Proposal:
+class RuleProposal:
     """What a statistical drafter proposed at one position, and how it matched."""
     tokens: list[int]
     provenance: list[str]   # MATCH or BIGRAM per token
@@ -23,7 +25,7 @@ class Proposal:
 
 
 def mag_proposer(mag: MaG, n: int | None = None, match: bool = True, fallback: bool = True):
-    """A proposer function ``hay -> Proposal`` from a :class:`MaG` (its rule and bigram table).
+    """A proposer function ``hay -> RuleProposal`` from a :class:`MaG` (its rule and bigram table).
 
     Args:
         match: copy after the longest suffix match (False: a pure bigram chain).
@@ -33,19 +35,19 @@ def mag_proposer(mag: MaG, n: int | None = None, match: bool = True, fallback: b
         raise ValueError("a MaG proposer needs match=True or fallback=True")
     k = n or mag.n
 
-    def propose(hay: np.ndarray) -> Proposal:
+    def propose(hay: np.ndarray) -> RuleProposal:
         length = longest_suffix_match(hay, mag.rule, mag.max_match)[1] if match else 0
         if not match:
             toks, last = [], int(hay[-1])
             for _ in range(k):
                 last = int(mag.bigram[last])
                 toks.append(last)
-            return Proposal(toks, [BIGRAM] * k, 0)
+            return RuleProposal(toks, [BIGRAM] * k, 0)
         p = mag.propose(hay, k)
         if not fallback:
             keep = [i for i, q in enumerate(p.provenance) if q == MATCH]
-            return Proposal([p.tokens[i] for i in keep], [MATCH] * len(keep), length)
-        return Proposal(p.tokens, p.provenance, length)
+            return RuleProposal([p.tokens[i] for i in keep], [MATCH] * len(keep), length)
+        return RuleProposal(p.tokens, p.provenance, length)
     return propose
 
 
@@ -56,7 +58,7 @@ def prompt_lookup_proposer(n: int = 10, max_ngram: int = 2):
     occurrence of the last n-gram that has a continuation, copies at most ``n`` tokens
     (fewer near the end) and has **no fallback**: with no match it proposes nothing.
     """
-    def propose(hay: np.ndarray) -> Proposal:
+    def propose(hay: np.ndarray) -> RuleProposal:
         L = len(hay)
         for size in range(min(max_ngram, L - 1), 0, -1):
             gram = hay[L - size:]
@@ -65,8 +67,8 @@ def prompt_lookup_proposer(n: int = 10, max_ngram: int = 2):
                     start = i + size
                     toks = hay[start:min(start + n, L)].tolist()
                     if toks:
-                        return Proposal(toks, [MATCH] * len(toks), size)
-        return Proposal([], [], 0)
+                        return RuleProposal(toks, [MATCH] * len(toks), size)
+        return RuleProposal([], [], 0)
     return propose
 
 
@@ -75,7 +77,7 @@ def replay(propose, prompt_ids: list[int], ref_ids: list[int], n: int = 10,
     """Replay a proposer along ``ref_ids``; one dict per position.
 
     Args:
-        propose: ``hay (1-D int array) -> Proposal``.
+        propose: ``hay (1-D int array) -> RuleProposal``.
         decoder_only_hay: the haystack is ``ref[:t]`` only (what HF prompt lookup sees
             for an encoder-decoder model), not ``prompt + ref[:t]``.
     Returns:
@@ -87,7 +89,7 @@ def replay(propose, prompt_ids: list[int], ref_ids: list[int], n: int = 10,
     out = []
     for t in range(len(ref_ids)):
         hay = np.asarray(ref_ids[:t] if decoder_only_hay else x + ref_ids[:t], dtype=np.int64)
-        p = propose(hay) if len(hay) else Proposal([], [], 0)
+        p = propose(hay) if len(hay) else RuleProposal([], [], 0)
         toks, prov = p.tokens[:n], p.provenance[:n]
         truth = ref_ids[t:t + n]
         a = 0
@@ -109,3 +111,20 @@ def replay_summary(rows: list[dict], variant: str) -> dict:
                 mean_accepted=acc / n, match_share=sum(r["from_match"] for r in rows) / max(1, proposed),
                 no_proposal=sum(r["proposed"] == 0 for r in rows) / n,
                 accepted_from_bigram=sum(r["accepted_bigram"] for r in rows) / max(1, acc))
+
+
+def replay_counts(per_example: list[list[dict]], what: str = "accepted") -> tuple[list[int], list[int]]:
+    """Per example (one list of :func:`replay` rows each): the summed ``what`` (``"accepted"`` tokens or
+    first-token ``"hit"``) and the positions replayed."""
+    if what not in ("accepted", "hit"):
+        raise ValueError(f"what must be 'accepted' (tokens per call) or 'hit' (first token right), got {what!r}")
+    return [sum(r[what] for r in rows) for rows in per_example], [len(rows) for rows in per_example]
+
+
+def replay_difference(a: list[list[dict]], b: list[list[dict]], what: str = "accepted") -> Difference:
+    """Per-call rate of ``what`` pooled over examples, variant ``a`` minus ``b`` replayed on the same
+    examples (in order), the examples as paired clusters (:func:`claims.rate_difference`)."""
+    if len(a) != len(b):
+        raise ValueError(f"need both variants replayed on the same examples, got {len(a)} and {len(b)}")
+    return rate_difference(*replay_counts(a, what), *replay_counts(b, what))
+

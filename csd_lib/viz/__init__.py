@@ -19,7 +19,7 @@ from .palette import (LEVEL_COLORS, LEVEL_ORDER, LEVEL_PATTERN, LEVEL_UNDERLINE,
                       bar_pattern, level_color, level_css, level_pattern, model_color, proposer_color,
                       relative_luminance, series_style, text_color)
 from .predict import forecast_figure
-from .rounds import round_events, round_figure
+from .rounds import first_rejected_round, round_events, round_figure
 from .trace import save_trace_html, stats_html, token_origins, token_pieces, trace_figure, trace_html, trace_text
 
 __all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "LEVEL_PATTERN", "LEVEL_UNDERLINE", "OKABE_ITO", "SEQUENTIAL_SCALE",
@@ -28,6 +28,6 @@ __all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "LEVEL_PATTERN", "LEVEL_UNDERLINE", "O
            "lines_figure", "mag_hits_figure", "mag_step_html", "match_length_figure", "merged_acceptance",
            "model_color", "pair_acceptance_figure", "parity_figure", "planned_coverage",
            "planned_coverage_figure", "prediction_figure", "proposer_color", "relative_luminance", "round_events",
-           "round_figure", "sampling_figure", "save_trace_html", "setup_notebook", "show_in_output",
+           "first_rejected_round", "round_figure", "sampling_figure", "save_trace_html", "setup_notebook", "show_in_output",
            "stats_html", "table1_figure", "text_color", "time_share_figure", "token_origins", "token_pieces", "total_calls", "trace_figure",
            "trace_html", "trace_text"]

@@ -1,9 +1,11 @@
-"""Cascade figures (notebook 04): planned and measured coverage of the reviewed blocks, grids."""
+"""Cascade figures: Algorithm 1's call tree (notebooks 00, 03, 04), planned and measured coverage of the
+reviewed blocks, grids (04)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..engine.plan import check_lenience, validate_k
+from ..engine.lenience import lenience_note, lenience_word, token_lenience
+from ..engine.plan import MAG_LENIENCE, check_lenience, check_mag_lenience, validate_k
 from .palette import SEQUENTIAL_SCALE, bar_pattern, level_pattern, model_color, proposer_color, text_color
 
 
@@ -156,41 +158,53 @@ def _cell_text(v, zmid: float | None, is_best: bool) -> str:
     return ("\u2605 " if is_best else "") + f"{v:.2f}" + (" \u25bc" if zmid is not None and v < zmid else "")
 
 
-def _tree_args(k, drafters, lenience, target):
-    """(K, drafter names, lenience, target name) from K and names, or from a Family."""
+def _tree_args(k, drafters, lenience, target, mag_lenience, plan):
+    """(K, drafter names, lenience, target name, mag_lenience) from K and names, a Family or a Plan."""
+    if plan is not None:
+        if k is not None or drafters is not None or lenience is not None or mag_lenience is not None:
+            raise ValueError("pass either plan= (its K, drafters, lenience and mag_lenience are used) or K, "
+                             "drafters, lenience and mag_lenience, not both")
+        return plan.k, list(plan.drafters), plan.lenience, target, plan.mag_lenience
+    mag_lenience = MAG_LENIENCE if mag_lenience is None else check_mag_lenience(mag_lenience)
     if hasattr(k, "default_k") and hasattr(k, "drafters"):
         fam = k
         names = [d.name for d in fam.drafters] + ["mag"]
         if drafters is not None and list(drafters) != names:
             raise ValueError(f"pass either a family or K with drafters, not both (family drafters {names})")
-        return fam.default_k, names, fam.default_lenience if lenience is None else lenience, fam.target.name
-    if drafters is None:
+        return (fam.default_k, names, fam.default_lenience if lenience is None else lenience, fam.target.name,
+                mag_lenience)
+    if k is None or drafters is None:
         raise ValueError("pass the drafter names with K, largest first and 'mag' last, "
-                         "e.g. cascade_tree_figure(K, ['base', 'small', 'mag']), or pass a family")
-    return k, list(drafters), 1.0 if lenience is None else lenience, target
+                         "e.g. cascade_tree_figure(K, ['base', 'small', 'mag']), or pass a family or plan=")
+    return k, list(drafters), 1.0 if lenience is None else lenience, target, mag_lenience
 
 
-def cascade_tree(k, drafters: list[str] | None = None, lenience: float | None = None,
-                 target: str = "target") -> dict:
+def cascade_tree(k=None, drafters: list[str] | None = None, lenience: float | None = None,
+                 target: str = "target", mag_lenience: bool | None = None, plan=None) -> dict:
     """The call tree of Algorithm 1 for K: who drafts for whom, with which budget, under which review.
 
     The target reviews with row 0 of K; drafter ``i`` reviews the drafters below it with
-    row ``i + 1`` (``csd_lib.cascade.build_cascade``). Row ``r`` lets drafter ``j`` draft
+    row ``i + 1`` (``csd_lib.engine.cascade.build_cascade``). Row ``r`` lets drafter ``j`` draft
     until the block holds at least ``K[r][r] + ... + K[r][j]`` tokens, so a zero entry
-    skips that drafter for that reviewer. Reviews by the target are strict; reviews by a
-    drafter use ``lenience``.
+    skips that drafter for that reviewer. Reviews by the target are strict; a drafter reviews
+    with ``lenience``, MaG's tokens strictly unless ``mag_lenience``
+    (:func:`csd_lib.engine.lenience.token_lenience`, the engine's rule).
 
     Args:
         k: K, or a Family (its default K, drafters + MaG and default lenience).
         drafters: names largest first; MaG (``'mag'``) may only be last.
+        mag_lenience: lenience on MaG's tokens too (None: False, the paper's rule).
+        plan: a Plan instead of the above (its K, drafters, lenience and mag_lenience).
 
     Returns:
         ``nodes``: dicts with id, name, level (0 target, i + 1 drafter i), parent (id or
         None), budget (the K entry, None for the target), threshold, skipped (budget 0),
-        strict (the parent's review is the target's); ``rows``: per reviewer level, the
-        row of K it uses and its running thresholds; ``k``, ``drafters``, ``lenience``, ``target``.
+        by_target (the parent is the target), lenience (what the parent's review applies to this
+        drafter's tokens; 1 strict) and strict; ``rows``: per reviewer level, the row of K it uses,
+        its running thresholds, the lenience per drafter it reviews and ``note`` (in words);
+        ``k``, ``drafters``, ``lenience``, ``mag_lenience``, ``target``.
     """
-    k, names, lenience, target = _tree_args(k, drafters, lenience, target)
+    k, names, lenience, target, mag_lenience = _tree_args(k, drafters, lenience, target, mag_lenience, plan)
     lam = check_lenience(lenience)
     n = len(names)
     if n == 0:
@@ -200,9 +214,11 @@ def cascade_tree(k, drafters: list[str] | None = None, lenience: float | None = 
     K = validate_k(k, n)
     nodes: list[dict] = []
 
-    def add(name, level, parent, budget, threshold, strict):
+    def add(name, level, parent, budget, threshold, by_target):
+        applied = token_lenience(name, lam, mag_lenience, by_target) if parent is not None else 1.0
         nodes.append(dict(id=len(nodes), name=name, level=level, parent=parent, budget=budget,
-                          threshold=threshold, skipped=budget == 0, strict=strict))
+                          threshold=threshold, skipped=budget == 0, by_target=by_target, lenience=applied,
+                          strict=applied == 1))
         return len(nodes) - 1
 
     def expand(node_id: int, i: int) -> None:
@@ -217,32 +233,54 @@ def cascade_tree(k, drafters: list[str] | None = None, lenience: float | None = 
                 expand(child, j)
 
     expand(add(target, 0, None, None, None, True), -1)
+    rows = _tree_rows(nodes, K, names, target, lam, mag_lenience)
+    return dict(nodes=nodes, rows=rows, k=K, drafters=names, lenience=lam, mag_lenience=mag_lenience, target=target)
+
+
+def _tree_rows(nodes, K, names, target, lam, mag_lenience) -> list[dict]:
+    """Per reviewer level that reviews something: its row of K, running thresholds and lenience per drafter."""
     rows = []
-    for r in range(n):
+    for r in range(len(names)):
         reviewer = target if r == 0 else names[r - 1]
         if reviewer == "mag" or not any(nd["level"] == r and not nd["skipped"] for nd in nodes):
             continue
-        thresholds = [sum(K[r][r:j + 1]) for j in range(r, n)]
+        thresholds = [sum(K[r][r:j + 1]) for j in range(r, len(names))]
+        leniences = {d: token_lenience(d, lam, mag_lenience, r == 0) for d, b in zip(names[r:], K[r][r:]) if b > 0}
         rows.append(dict(row=r, reviewer=reviewer, level=r, budgets=K[r][r:], drafters=names[r:],
-                         thresholds=thresholds, lenience=1.0 if r == 0 else lam))
-    return dict(nodes=nodes, rows=rows, k=K, drafters=names, lenience=lam, target=target)
+                         thresholds=thresholds, lenience=1.0 if r == 0 else lam, leniences=leniences,
+                         note=lenience_note(leniences)))
+    return rows
 
 
-def cascade_tree_figure(k, drafters: list[str] | None = None, lenience: float | None = None,
-                        target: str = "target", title: str | None = None):
+STRICT_EDGE = "strict review (l = 1)"  # the legend entry of a strict edge in cascade_tree_figure
+
+
+def _review_words(node: dict) -> str:
+    """How a tree node's tokens are reviewed, for its hover text."""
+    if node["by_target"]:
+        return "strictly by the target"
+    return "strictly" if node["strict"] else f"with lenience {node['lenience']:g}"
+
+
+# long: a plotting layout (boxes, arrows and labels of the cascade, placed one by one)
+def cascade_tree_figure(k=None, drafters: list[str] | None = None, lenience: float | None = None,
+                        target: str = "target", title: str | None = None, mag_lenience: bool | None = None,
+                        plan=None):
     """A picture of Algorithm 1 (the paper's Fig. 1) for any K: who drafts for whom.
 
     One row per level, the target on top and MaG at the bottom. Every edge is one
     drafter drafting for the reviewer above it, labelled with its K entry and the block
-    length it drafts up to; solid edges are reviewed strictly by the target, dashed ones
-    by a drafter with lenience; grey dotted stubs are zero entries (that drafter is
-    skipped for that reviewer). The right margin lists each reviewer's row of K.
+    length it drafts up to; solid edges are strict reviews (thick: the target's; thin: a drafter's,
+    e.g. of MaG's tokens under the paper's rule), dashed ones a drafter's lenient review (the rule of
+    :func:`cascade_tree`); grey dotted stubs are zero entries (that drafter is skipped for that
+    reviewer). The right margin lists each reviewer's row of K and the lenience it applies.
 
-    ``cascade_tree_figure(fam)`` draws a family's default K, drafters and lenience.
+    ``cascade_tree_figure(fam)`` draws a family's default K, drafters and lenience;
+    ``cascade_tree_figure(plan=g.plan)`` a run's K, drafters, lenience and ``mag_lenience``.
     """
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn
-    tree = cascade_tree(k, drafters, lenience, target)
-    nodes, lam = tree["nodes"], tree["lenience"]
+    tree = cascade_tree(k, drafters, lenience, target, mag_lenience, plan)
+    nodes = tree["nodes"]
     kids: dict = {}
     for nd in nodes:
         kids.setdefault(nd["parent"], []).append(nd["id"])
@@ -269,10 +307,11 @@ def cascade_tree_figure(k, drafters: list[str] | None = None, lenience: float | 
         x0, y0, x1, y1 = xs[nd["id"]], nd["level"], xs[par["id"]], par["level"]
         if nd["skipped"]:
             style, key = dict(color="#b0b0b0", dash="dot", width=1), "zero entry: skipped"
-        elif nd["strict"]:
-            style, key = dict(color="#000000", dash="solid", width=2.5), "reviewed by the target: strict (l = 1)"
+        elif nd["strict"]:  # the target's review is drawn thicker
+            style, key = dict(color="#000000", dash="solid", width=2.5 if nd["by_target"] else 1.5), STRICT_EDGE
         else:
-            style, key = dict(color="#000000", dash="dash", width=2), f"draft-to-draft review: lenience l = {lam:g}"
+            key = f"lenient review ({lenience_word(nd['lenience'])})"
+            style = dict(color="#000000", dash="dash", width=2)
         fig.add_scatter(x=[x0, x1], y=[y0, y1], mode="lines", line=style, name=key, legendgroup=key,
                         showlegend=key not in seen, hoverinfo="skip")
         seen.add(key)
@@ -291,7 +330,7 @@ def cascade_tree_figure(k, drafters: list[str] | None = None, lenience: float | 
         else:
             par = nodes[nd["parent"]]
             hover = (f"{nd['name']} drafts for {par['name']} until the block holds >= {nd['threshold']} tokens"
-                     f"<br>reviewed {'strictly by the target' if nd['strict'] else f'with lenience {lam:g}'}")
+                     f"<br>reviewed {_review_words(nd)}")
         fig.add_scatter(x=[xs[nd["id"]]], y=[nd["level"]], mode="markers+text", text=[nd["name"]],
                         textposition="middle center", showlegend=False, hovertext=[hover], hoverinfo="text",
                         opacity=0.45 if nd["skipped"] else 1.0,
@@ -300,7 +339,7 @@ def cascade_tree_figure(k, drafters: list[str] | None = None, lenience: float | 
                         textfont=dict(color=text_color(col), size=11))
     for r in tree["rows"]:
         parts = ", ".join(f"{d} +{b} (\u2265 {t})" for d, b, t in zip(r["drafters"], r["budgets"], r["thresholds"]))
-        how = "strict" if r["row"] == 0 else f"lenience {r['lenience']:g}"
+        how = r["note"]
         fig.add_annotation(x=width + 0.6, y=r["level"], xanchor="left", showarrow=False, align="left",
                            text=f"<b>{r['reviewer']}</b> reviews with K[{r['row']}] = {r['budgets']} ({how}):"
                                 f"<br>{parts}", font=dict(size=11))

@@ -10,15 +10,15 @@ from .bench import parity_figure
 from .palette import bar_pattern, level_pattern, model_color, series_style
 
 
-def cost_figure(cm: CostModel, title: str | None = None):
+def cost_figure(cost_model: CostModel, title: str | None = None):
     """Measured ms per call against tokens scored, one panel per model, fitted lines over points."""
     import plotly.graph_objects as go  # optional dependency (figures)
     from plotly.subplots import make_subplots  # plotly: imported when a figure is drawn
-    names = list(cm.forward)
+    names = list(cost_model.forward)
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=[
-        f"{nm} (R² {cm.forward[nm].r2:.3f})" for nm in names])
+        f"{nm} (R² {cost_model.forward[nm].r2:.3f})" for nm in names])
     for j, nm in enumerate(names, 1):
-        rows = [s for s in cm.samples if s[0] == nm and s[1] > 0]
+        rows = [s for s in cost_model.samples if s[0] == nm and s[1] > 0]
         for i, L in enumerate(sorted({r[2] for r in rows})):
             pts = sorted((r[1], r[3]) for r in rows if r[2] == L)
             ns = np.array([p[0] for p in pts])
@@ -27,29 +27,29 @@ def cost_figure(cm: CostModel, title: str | None = None):
                                      marker=dict(color=st["color"], symbol=st["symbol"], size=7),
                                      name=f"L = {L} measured", legendgroup=str(L), showlegend=j == 1), row=1, col=j)
             grid = np.arange(1, ns.max() + 1)
-            fig.add_trace(go.Scatter(x=grid, y=1e3 * cm.forward[nm](grid, L), mode="lines",
+            fig.add_trace(go.Scatter(x=grid, y=1e3 * cost_model.forward[nm](grid, L), mode="lines",
                                      line=dict(color=st["color"], dash=st["dash"]),
                                      name=f"L = {L} fit", legendgroup=str(L), showlegend=j == 1), row=1, col=j)
         fig.update_xaxes(title_text="tokens scored per call (n)", row=1, col=j)
         fig.update_yaxes(title_text="ms per call", row=1, col=j)
-    fig.update_layout(title=title or f"{cm.family} on {cm.device}: cost of one forward call",
+    fig.update_layout(title=title or f"{cost_model.family} on {cost_model.device}: cost of one forward call",
                       template="plotly_white", height=380)
     return fig
 
 
-def prediction_figure(records: list[dict], cm: CostModel, title: str = ""):
+def prediction_figure(records: list[dict], cost_model: CostModel, title: str = ""):
     """Predicted (EWIF with this cost model) against measured median walltime speedup, one point per method."""
-    pv = predicted_vs_measured(records, cm)
+    pv = predicted_vs_measured(records, cost_model)
     pts = [dict(label=m, measured=v["speedup_walltime_median"], predicted=v["predicted_walltime"])
            for m, v in pv.items()]
     return parity_figure(pts, "measured", "predicted", xlabel="measured walltime speedup (median over examples)",
                          ylabel="predicted by EWIF + cost model", title=title or "walltime: predicted vs measured")
 
 
-def time_share_figure(records: list[dict], cm: CostModel, title: str = ""):
+def time_share_figure(records: list[dict], cost_model: CostModel, title: str = ""):
     """Stacked bars: the share of each method's predicted time that each model takes (where the time goes)."""
     import plotly.graph_objects as go  # optional dependency (figures)
-    pv = {m: v for m, v in predicted_vs_measured(records, cm).items() if m != "ar"}
+    pv = {m: v for m, v in predicted_vs_measured(records, cost_model).items() if m != "ar"}
     names = list(dict.fromkeys(n for v in pv.values() for n in v["cost_share"]))
     fig = go.Figure([go.Bar(name=n, x=list(pv), y=[100 * v["cost_share"].get(n, 0.0) for v in pv.values()],
                             marker=dict(color=model_color(n), line=dict(color="#000000", width=1),

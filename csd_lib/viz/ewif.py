@@ -82,3 +82,17 @@ def cor44_figure(alpha: float, alpha_prime: float, c_d1: float, k: int, n_max: i
                       f"c_d1={c_d1:.2f}", xaxis_title="n (reviews of d1 per target review)",
                       yaxis_title="EWIF", template="plotly_white")
     return fig
+
+
+def sd_vs_cascade_figure(alpha: float = 0.8, c: float = 0.05, alpha_prime: float = 0.5, k_max: int = 20,
+                         block: int = 10):
+    """EWIF of SD (Cor 4.2) against k beside a vertical cascade whose free bottom model drafts ``block``
+    tokens per round (Thm 4.3, c_d2 = 0) against its rounds n; the dotted line is AR."""
+    ks = list(range(1, k_max + 1))
+    fig = lines_figure(ks, {"SD (Cor 4.2)": [ewif_sd(alpha, k, c) for k in ks],
+                            f"vertical cascade with a free drafter (Thm 4.3, k={block})":
+                                [ewif_vc(alpha, alpha_prime, block, n, c, 0.0) for n in ks]},
+                       "k (SD) or n (cascade rounds)", "EWIF",
+                       title=f"EWIF of SD and of a vertical cascade: alpha={alpha:.2f}, c={c:.3f}, alpha'={alpha_prime:.2f}")
+    fig.add_hline(y=1.0, line_dash="dot")
+    return fig

@@ -9,6 +9,7 @@ the first review at the bottom, so it reads upwards as the cascade works: MaG pr
 from __future__ import annotations
 
 from ..engine.generation import TARGET_BONUS, TARGET_CORRECTION, Event, Generation
+from ..engine.lenience import lenience_note, lenience_word, token_lenience
 from .palette import level_color, text_color
 from .trace import esc, levels_pattern, token_label, token_texts
 
@@ -24,28 +25,24 @@ def round_events(g: Generation, r: int) -> list[Event]:
     return g.events[first:tops[r] + 1]
 
 
+def first_rejected_round(g: Generation) -> int:
+    """The first target round (0-based) in which the target rejected a drafted token; 0 if none did."""
+    tops = [e for e in g.events if e.depth == 0]
+    return next((i for i, e in enumerate(tops) if e.n_accepted < len(e.tokens)), 0)
+
+
 def applied_lenience(g: Generation, e: Event) -> list[float]:
-    """The lenience each drafted token of review ``e`` was judged with (1 = strict).
-
-    The target is always strict; a drafter's review applies its lenience to every token
-    except MaG's when the plan keeps MaG strict (``mag_lenience=False``, the paper's rule).
-    """
-    if e.depth == 0 or e.lenience == 1:
-        return [1.0] * len(e.tokens)
-    return [1.0 if who == "mag" and not g.plan.mag_lenience else e.lenience for who in e.proposers]
-
-
-def _lenience_word(lam: float) -> str:
-    return "strict" if lam == 1 else f"l = {lam:g}"
+    """The lenience each drafted token of review ``e`` was judged with (1 = strict), by the plan's rule
+    (:func:`csd_lib.engine.lenience.token_lenience`: MaG's tokens strict unless ``mag_lenience``)."""
+    return [token_lenience(who, e.lenience, g.plan.mag_lenience, by_target=e.depth == 0) for who in e.proposers]
 
 
 def _lenience_note(e: Event, lam: list[float]) -> str:
     """``strict``, ``l = 3``, or, where a lenient reviewer kept some tokens strict, which:
     ``strict on mag`` or ``l = 3 on small; strict on mag``."""
-    if e.depth == 0 or all(x == e.lenience for x in lam):
-        return _lenience_word(1.0 if e.depth == 0 else e.lenience)
-    words = {who: _lenience_word(x) for who, x in zip(e.proposers, lam)}
-    return "; ".join(f"{k} on {'+'.join(w for w in words if words[w] == k)}" for k in dict.fromkeys(words.values()))
+    if e.depth > 0 and e.lenience > 1 and all(x == 1 for x in lam):
+        return "strict on " + "+".join(dict.fromkeys(e.proposers))
+    return lenience_note(dict(zip(e.proposers, lam)))
 
 
 def _appended(e: Event, eos: int | None) -> bool:
@@ -59,6 +56,7 @@ def _own_level(e: Event) -> str:
     return e.reviewer
 
 
+# long: a plotting layout (one row per review of the round, its boxes and annotations)
 def round_figure(g: Generation, tokenizer, r: int | None = None, title: str | None = None):
     """Target round ``r`` (default: the first round in which the target rejected a drafted token).
 
@@ -72,7 +70,7 @@ def round_figure(g: Generation, tokenizer, r: int | None = None, title: str | No
     import plotly.graph_objects as go  # optional dependency: plotly
     tops = [e for e in g.events if e.depth == 0]
     if r is None:
-        r = next((i for i, e in enumerate(tops) if e.n_accepted < len(e.tokens)), 0)
+        r = first_rejected_round(g)
     evs = round_events(g, r)
     eos = getattr(tokenizer, "eos_token_id", None)
     ids = list(g.token_ids)
@@ -92,7 +90,7 @@ def round_figure(g: Generation, tokenizer, r: int | None = None, title: str | No
             lv = e.provenance[j]
             col = level_color(lv)
             first_no = j == a
-            judged = f"{e.reviewer} ({_lenience_word(lam[j])})"
+            judged = f"{e.reviewer} ({lenience_word(lam[j])})"
             hover = (f"{esc(labels[j])}: proposed by {e.proposers[j]} ({lv})<br>"
                      + (f"accepted by {judged}, min(1, l p/q) = {e.accept_prob[j]:.2f}" if ok else
                         f"rejected by {judged}, min(1, l p/q) = {e.accept_prob[j]:.2f}" if first_no else

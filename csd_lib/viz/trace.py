@@ -141,6 +141,69 @@ def levels_pattern(levels: list[str], colors: list[str], strong: bool = False) -
                 size=5 if strong else 7, solidity=0.35 if strong else 0.15)
 
 
+def _legend(fig, g: Generation) -> int:
+    """One legend entry per level of ``g`` and for the replay's marks, drawing nothing; returns their count."""
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
+    present = [lv for lv in LEVEL_ORDER if lv in set(g.provenance)] + \
+        sorted(set(g.provenance) - set(LEVEL_ORDER))
+    for lv in present:
+        col = level_color(lv)
+        fig.add_trace(go.Bar(name=lv, x=[None], y=[None], orientation="h", showlegend=True, hoverinfo="skip",
+                             marker=dict(color=col, pattern=levels_pattern([lv], [col], strong=True))))
+    fig.add_trace(go.Bar(name="rejected draft (replay)", x=[None], y=[None], orientation="h", opacity=0.35,
+                         marker=dict(color="#7f7f7f", pattern=dict(shape="x")), hoverinfo="skip"))
+    fig.add_trace(go.Bar(name="appended by the target (replay)", x=[None], y=[None], orientation="h",
+                         marker=dict(color="#ffffff", line=dict(color="#000000", width=3)), hoverinfo="skip"))
+    return len(fig.data)
+
+
+def _review_traces(fig, g: Generation, e, s: int, tokenizer, width: int, origins) -> tuple[list[int], int, str]:
+    """Add the hidden traces of target review ``s`` (event ``e``): committed, accepted, rejected and appended
+    boxes. Returns their trace indices, the rows they span and the slider position's title."""
+    ids = list(g.token_ids)
+    committed = ids[:e.start]
+    seq = committed + list(e.tokens)
+    appended = e.start + e.n_accepted < len(ids) and ids[e.start + e.n_accepted] == e.next_token
+    if appended:
+        seq = seq + [e.next_token]
+    labs = [token_label(tokenizer, t, p) for t, p in zip(seq, token_texts(tokenizer, seq))]
+    if appended and len(e.tokens) > e.n_accepted:
+        # the appended token sits after the rejected ones; decode it in its true context
+        labs[-1] = token_label(tokenizer, e.next_token,
+                               token_texts(tokenizer, committed + list(e.tokens[:e.n_accepted]) + [e.next_token])[-1])
+    sx0, sw, srows = _wrap(labs, width)
+    c, m, a = len(committed), len(e.tokens), e.n_accepted
+    idx = []
+
+    def add(name, lo, hi, prov, hv, **kw):
+        fig.add_trace(_boxes(f"step {s}: {name}", sx0[lo:hi], sw[lo:hi], srows[lo:hi], labs[lo:hi],
+                             [level_color(p) for p in prov], hv, visible=False, **kw))
+        idx.append(len(fig.data) - 1)
+
+    if c:
+        prov = g.provenance[:c]
+        add("committed", 0, c, prov, [_hover(i, labs[i], prov[i], origins[i]) for i in range(c)], levels=list(prov))
+    if a:
+        prov = e.provenance[:a]
+        add("accepted", c, c + a, prov, [f"drafted by {prov[j]}<br>accepted by {e.reviewer}, accept prob "
+                                         f"{e.accept_prob[j]:.2f}" for j in range(a)],
+            line_color="#222222", line_width=1.5, levels=list(prov))
+    if m > a:
+        prov = e.provenance[a:]
+        add("rejected", c + a, c + m, prov, [f"drafted by {prov[j - a]}<br>rejected by {e.reviewer}" +
+                                             (f", accept prob {e.accept_prob[j]:.2f}" if j == a
+                                              else " (after the first rejection)") for j in range(a, m)],
+            opacity=0.35, pattern="x", strike=True)
+    if appended:
+        lv = TARGET_BONUS if e.bonus else TARGET_CORRECTION
+        add("appended", c + m, c + m + 1, [lv], [f"appended by {e.reviewer} ({'bonus' if e.bonus else 'correction'})"],
+            line_color="#000000", line_width=3.5, levels=[lv])
+    n_top = sum(ev.depth == 0 for ev in g.events)
+    title = (f"review {s + 1}/{n_top} by {e.reviewer}: {m} drafted, {a} accepted"
+             + (f", +1 {'bonus' if e.bonus else 'correction'}" if appended else ""))
+    return idx, (max(srows) + 1) if srows else 1, title
+
+
 def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60, title: str | None = None):
     """The output as coloured token boxes, plus a slider that replays the target's reviews.
 
@@ -158,18 +221,7 @@ def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60
     labels = [token_label(tokenizer, t, p) for t, p in zip(ids, token_texts(tokenizer, ids))]
     origins = token_origins(g)
     fig = go.Figure()
-    # legend: one entry per level, always visible, drawing nothing
-    present = [lv for lv in LEVEL_ORDER if lv in set(g.provenance)] + \
-        sorted(set(g.provenance) - set(LEVEL_ORDER))
-    for lv in present:
-        col = level_color(lv)
-        fig.add_trace(go.Bar(name=lv, x=[None], y=[None], orientation="h", showlegend=True, hoverinfo="skip",
-                             marker=dict(color=col, pattern=levels_pattern([lv], [col], strong=True))))
-    fig.add_trace(go.Bar(name="rejected draft (replay)", x=[None], y=[None], orientation="h", opacity=0.35,
-                         marker=dict(color="#7f7f7f", pattern=dict(shape="x")), hoverinfo="skip"))
-    fig.add_trace(go.Bar(name="appended by the target (replay)", x=[None], y=[None], orientation="h",
-                         marker=dict(color="#ffffff", line=dict(color="#000000", width=3)), hoverinfo="skip"))
-    n_legend = len(fig.data)
+    n_legend = _legend(fig, g)
     # view "all": the final output
     x0, w, rows = _wrap(labels, width)
     colors = [level_color(p) for p in g.provenance]
@@ -182,56 +234,10 @@ def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60
     top = [e for e in g.events if e.depth == 0]
     shown = top[:max_steps]
     for s, e in enumerate(shown):
-        committed = ids[:e.start]
-        seq = committed + list(e.tokens)
-        appended = e.start + e.n_accepted < len(ids) and ids[e.start + e.n_accepted] == e.next_token
-        if appended:
-            seq = seq + [e.next_token]
-        labs = [token_label(tokenizer, t, p) for t, p in zip(seq, token_texts(tokenizer, seq))]
-        if appended and len(e.tokens) > e.n_accepted:
-            # the appended token sits after the rejected ones; decode it in its true context
-            labs[-1] = token_label(tokenizer, e.next_token,
-                              token_texts(tokenizer, committed + list(e.tokens[:e.n_accepted]) + [e.next_token])[-1])
-        sx0, sw, srows = _wrap(labs, width)
-        n_rows_max = max(n_rows_max, (max(srows) + 1) if srows else 1)
-        c, m = len(committed), len(e.tokens)
-        idx = []
-
-        def sl(a, b):
-            return sx0[a:b], sw[a:b], srows[a:b], labs[a:b]
-
-        if c:
-            prov = g.provenance[:c]
-            hv = [_hover(i, labs[i], prov[i], origins[i]) for i in range(c)]
-            fig.add_trace(_boxes(f"step {s}: committed", *sl(0, c), [level_color(p) for p in prov], hv,
-                                 visible=False, levels=list(prov)))
-            idx.append(len(fig.data) - 1)
-        a = e.n_accepted
-        if a:
-            prov = e.provenance[:a]
-            hv = [f"drafted by {prov[j]}<br>accepted by {e.reviewer}, accept prob {e.accept_prob[j]:.2f}"
-                  for j in range(a)]
-            fig.add_trace(_boxes(f"step {s}: accepted", *sl(c, c + a), [level_color(p) for p in prov], hv,
-                                 visible=False, line_color="#222222", line_width=1.5, levels=list(prov)))
-            idx.append(len(fig.data) - 1)
-        if m > a:
-            prov = e.provenance[a:]
-            hv = [f"drafted by {prov[j - a]}<br>rejected by {e.reviewer}" +
-                  (f", accept prob {e.accept_prob[j]:.2f}" if j == a else " (after the first rejection)")
-                  for j in range(a, m)]
-            fig.add_trace(_boxes(f"step {s}: rejected", *sl(c + a, c + m), [level_color(p) for p in prov], hv,
-                                 visible=False, opacity=0.35, pattern="x", strike=True))
-            idx.append(len(fig.data) - 1)
-        if appended:
-            lv = TARGET_BONUS if e.bonus else TARGET_CORRECTION
-            fig.add_trace(_boxes(f"step {s}: appended", *sl(c + m, c + m + 1), [level_color(lv)],
-                                 [f"appended by {e.reviewer} ({'bonus' if e.bonus else 'correction'})"],
-                                 visible=False, line_color="#000000", line_width=3.5, levels=[lv]))
-            idx.append(len(fig.data) - 1)
+        idx, n_rows, ttl = _review_traces(fig, g, e, s, tokenizer, width, origins)
+        n_rows_max = max(n_rows_max, n_rows)
         groups.append(idx)
-        kind = "bonus" if e.bonus else "correction"
-        titles.append(f"review {s + 1}/{len(top)} by {e.reviewer}: {m} drafted, {a} accepted"
-                      + (f", +1 {kind}" if appended else ""))
+        titles.append(ttl)
     n = len(fig.data)
     steps = []
     for pos, (grp, ttl) in enumerate(zip(groups, titles)):

@@ -26,6 +26,7 @@ def _kv(items):
     return out
 
 
+# long: the zoo's argument table and the dispatch of its two commands
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m csd_lib.zoo")
     sub = ap.add_subparsers(dest="cmd", required=True)

@@ -18,7 +18,7 @@ import torch
 from csd_lib import config
 from csd_lib.families import tasks
 from csd_lib.measure import curves as acceptance
-from csd_lib.zoo.presets import FAMILIES, family_models
+from csd_lib.zoo.recipes import FAMILY_RECIPES, family_models
 
 TASK_NAMES = ("synth-gsm8k", "synth-mmlu")
 
@@ -71,7 +71,7 @@ HISTORY = {
 
 # A paragraph under the card's introduction, for a family that needs one.
 FAMILY_NOTES = {
-    "tiny-t5-paper": "The paper-regime variant of tiny-t5 (issue 17): the same target (`tiny-t5-target`, "
+    "tiny-t5-paper": "The paper-regime variant of tiny-t5: the same target (`tiny-t5-target`, "
                      "the same folder; its training is tiny-t5's) and tokenizer, with drafters of "
                      "tiny-t5-base's and tiny-t5-small's shapes trained for a few hundred steps only, so "
                      "that the target accepts the base drafter's first token about as often as "
@@ -83,12 +83,12 @@ FAMILY_NOTES = {
                      "(same tokenizer, same corpus: `train` rebuilds it identically). `python -m "
                      "csd_lib.zoo train --family tiny-t5-paper` needs the target exported (its tokenizer "
                      "tokenizes the corpus) and trains the two drafters for the fixed step budgets of "
-                     "`csd_lib/zoo/presets.py`, on the CPU. The bands hold on synth-gsm8k; two "
+                     "`csd_lib/zoo/recipes.py`, on the CPU. The bands hold on synth-gsm8k; two "
                      "differences from the paper's curves: the conditional acceptance stays near 0.7 "
                      "(base) and 0.5 (small) at every position, so the unconditional curve is down to "
                      "0.1 by position 6 rather than by position 30; and on synth-mmlu, whose answers "
                      "are short and formulaic, the base drafter's position 1 is higher (0.85). The family's "
-                     "default K, lenience and SD k (`csd_lib/families.py`) are the best predicted on "
+                     "default K, lenience and SD k (`data/tuned_presets.json`) are the best predicted on "
                      "synth-gsm8k validation prompts; the paper's Table 5 K is predicted slower than AR "
                      "here, because a drafter step on this CPU costs 1/3 to 1/5 of a target step, not "
                      "1/50 as on a GPU.",
@@ -163,13 +163,13 @@ def greedy_accuracy(model, tokenizer, examples, max_new_tokens: int = 160, batch
     return {"accuracy": correct / max(len(examples), 1), "n": len(examples), "sample": outputs[:2]}
 
 
-def measure_family(family: str, n: int = 100, n_accept: int = 20, max_pos: int = 10,
+def measure_family(family_name: str, n: int = 100, n_accept: int = 20, max_pos: int = 10,
                    models_dir: Path = config.MODELS_DIR) -> dict:
     """All the numbers of the card, as data."""
-    names = family_models(family)
+    names = family_models(family_name)
     loaded = [load_model(nm, models_dir) for nm in names]
     models, tok = [m for m, _ in loaded], loaded[0][1]
-    result = {"family": family, "models": {}, "acceptance": {}, "torch_threads": torch.get_num_threads(),
+    result = {"family": family_name, "models": {}, "acceptance": {}, "torch_threads": torch.get_num_threads(),
               "machine": platform.processor() or platform.machine(), "measured_at": time.strftime(
                   "%Y-%m-%d %H:%M UTC", time.gmtime())}
     exs = {t: tasks.load_task(t, "test", n) for t in TASK_NAMES}
@@ -196,7 +196,7 @@ def measure_family(family: str, n: int = 100, n_accept: int = 20, max_pos: int =
     return result
 
 
-def snapshot_curves(family: str, name: str, task: str = "synth-gsm8k", split: str = "val",
+def snapshot_curves(family_name: str, name: str, task: str = "synth-gsm8k", split: str = "val",
                     n_prompts: int = 20, max_pos: int = 30, runs_dir: Path | None = None,
                     models_dir: Path = config.MODELS_DIR) -> list[dict]:
     """Acceptance by the family's target of each weight snapshot of drafter ``name``.
@@ -206,15 +206,15 @@ def snapshot_curves(family: str, name: str, task: str = "synth-gsm8k", split: st
     that choosing a step budget never looks at the test prompts the card measures on).
     Returns one row per snapshot: step, unconditional curve, position 1 and ``max_pos``, alpha.
     """
-    from csd_lib.zoo.presets import make_model
+    from csd_lib.zoo.recipes import make_model
     from csd_lib.zoo.train import RUNS_DIR
-    if name not in family_models(family)[1:]:
-        raise ValueError(f"{name!r} is not a drafter of {family}; use one of {family_models(family)[1:]}")
+    if name not in family_models(family_name)[1:]:
+        raise ValueError(f"{name!r} is not a drafter of {family_name}; use one of {family_models(family_name)[1:]}")
     snaps = sorted((Path(runs_dir or RUNS_DIR) / name).glob("snap-*.pt"))
     if not snaps:
         raise ValueError(f"no snapshots of {name} in {Path(runs_dir or RUNS_DIR) / name}; train with "
-                         f"`python -m csd_lib.zoo train --family {family} --only {name} --snapshot-every N`")
-    target, tok = load_model(FAMILIES[family]["target"], models_dir)
+                         f"`python -m csd_lib.zoo train --family {family_name} --only {name} --snapshot-every N`")
+    target, tok = load_model(FAMILY_RECIPES[family_name]["target"], models_dir)
     prompts = [e.prompt for e in tasks.load_task(task, split, n_prompts)]
     conts = acceptance.greedy_continuations(target, tok, prompts, max_new_tokens=128)
     rows = []
@@ -233,9 +233,10 @@ def _f(x, nd=2):
     return "-" if x is None or x != x else f"{x:.{nd}f}"
 
 
+# long: the model card's Markdown template, section by section
 def render_card(res: dict) -> str:
     """Markdown for a measured family."""
-    fam = FAMILIES[res["family"]]
+    fam = FAMILY_RECIPES[res["family"]]
     target = fam["target"]
     t_step = res["models"][target]["step1_ms"]
     L = [f"# {res['family']}: model card", "",
@@ -315,14 +316,14 @@ def render_card(res: dict) -> str:
     return "\n".join(L)
 
 
-def _mag_rows(family: str, results_dir: Path = config.RESULTS_DIR) -> list[dict]:
+def _mag_rows(family_name: str, results_dir: Path = config.RESULTS_DIR) -> list[dict]:
     """Per task with benchmark records: n, the markdown row of MaG's kept share, and the part
     of CSD's kept MaG tokens that came from suffix matches."""
     from csd_lib.measure.records import read_records
     from csd_lib.report.summary import mag_share, summarize
     rows = []
     for t in TASK_NAMES:
-        recs = read_records(Path(results_dir) / f"{family}-{t}.jsonl")
+        recs = read_records(Path(results_dir) / f"{family_name}-{t}.jsonl")
         if not {"mag", "csd"} <= {r["method"] for r in recs}:
             continue
         s = summarize(recs)
@@ -335,14 +336,14 @@ def _mag_rows(family: str, results_dir: Path = config.RESULTS_DIR) -> list[dict]
     return rows
 
 
-def write_card(family: str, n: int = 100, n_accept: int = 20, max_pos: int = 10,
+def write_card(family_name: str, n: int = 100, n_accept: int = 20, max_pos: int = 10,
                models_dir: Path = config.MODELS_DIR):
     """Measure, print and write the card and its JSON (acceptance to position ``max_pos``)."""
-    if family not in FAMILIES:
-        raise ValueError(f"unknown family {family!r}; use one of {sorted(FAMILIES)}")
-    res = measure_family(family, n=n, n_accept=n_accept, max_pos=max_pos, models_dir=models_dir)
+    if family_name not in FAMILY_RECIPES:
+        raise ValueError(f"unknown family {family_name!r}; use one of {sorted(FAMILY_RECIPES)}")
+    res = measure_family(family_name, n=n, n_accept=n_accept, max_pos=max_pos, models_dir=models_dir)
     md = render_card(res)
-    (Path(models_dir) / f"{family}-MODEL_CARD.md").write_text(md)
-    (Path(models_dir) / f"{family}-card.json").write_text(json.dumps(res, indent=1) + "\n")
+    (Path(models_dir) / f"{family_name}-MODEL_CARD.md").write_text(md)
+    (Path(models_dir) / f"{family_name}-card.json").write_text(json.dumps(res, indent=1) + "\n")
     print(md)
     return res

@@ -355,6 +355,44 @@ def _lr(step: int, total: int, peak: float) -> float:
     return peak * (MIN_LR_FRAC + (1 - MIN_LR_FRAC) * 0.5 * (1 + math.cos(math.pi * frac)))
 
 
+def _resume_heads(ckpt: Path, heads, opt, gen, state: dict, steps: int) -> None:
+    """Load a checkpoint into heads, optimizer, generator and ``state``; a larger ``steps`` continues a finished run."""
+    ck = torch.load(ckpt, weights_only=False)
+    if ck["n_heads"] != state["n_heads"]:
+        raise ValueError(f"{ckpt} holds {ck['n_heads']} heads, {state['n_heads']} were asked for; pass "
+                         f"--heads {ck['n_heads']} or move {ckpt.parent} aside")
+    heads.load_state_dict(ck["heads"])
+    opt.load_state_dict(ck["optim"])
+    gen.set_state(ck["rng"])
+    state.update({k: ck[k] for k in state if k in ck})
+    if steps > state["total_steps"]:
+        state["total_steps"], state["done"] = steps, False
+    log.info(f"medusa: resumed at step {state['step']}/{state['total_steps']}")
+
+
+def _heads_step(heads, opt, gen, H_all, Y_all, state: dict, batch: int, lr: float) -> None:
+    """One step on ``batch`` random rows: the mean over heads of the cross-entropy; updates the loss EMAs."""
+    step, n_heads = state["step"], state["n_heads"]
+    idx = torch.randint(H_all.shape[0], (batch,), generator=gen).to(H_all.device)
+    h, y = H_all[idx], Y_all[idx]                                          # (B, D), (B, H)
+    for g in opt.param_groups:
+        g["lr"] = _lr(step, state["total_steps"], lr)
+    logits = heads(h)                                                      # (H, B, V)
+    per_head = torch.stack([F.cross_entropy(logits[i], y[:, i], ignore_index=-100)
+                            for i in range(n_heads)])                      # (H,)
+    loss = per_head.mean()
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    state["step"] = step + 1
+    lv, hv = loss.item(), per_head.detach().tolist()
+    if state["loss_ema"] is None:
+        state["loss_ema"], state["head_loss_ema"] = lv, hv
+    else:
+        state["loss_ema"] = 0.98 * state["loss_ema"] + 0.02 * lv
+        state["head_loss_ema"] = [0.98 * a + 0.02 * b for a, b in zip(state["head_loss_ema"], hv)]
+
+
 def train_medusa(target, tokenizer, work_dir, *, n_heads: int = 4, steps: int = 8000, batch: int = 1024,
                  lr: float = 3e-3, n_per_task: int = 6000, max_new_tokens: int = MAX_NEW_TOKENS,
                  ckpt_every_s: float = 120.0, seed: int = 0, progress: bool = True):
@@ -386,17 +424,7 @@ def train_medusa(target, tokenizer, work_dir, *, n_heads: int = 4, steps: int = 
              "batch": batch, "peak_lr": lr, "n_heads": n_heads, "n_per_task": n_per_task, "done": False}
     ckpt = work_dir / "ckpt.pt"
     if ckpt.is_file():
-        ck = torch.load(ckpt, weights_only=False)
-        if ck["n_heads"] != n_heads:
-            raise ValueError(f"{ckpt} holds {ck['n_heads']} heads, {n_heads} were asked for; pass "
-                             f"--heads {ck['n_heads']} or move {work_dir} aside")
-        heads.load_state_dict(ck["heads"])
-        opt.load_state_dict(ck["optim"])
-        gen.set_state(ck["rng"])
-        state.update({k: ck[k] for k in state if k in ck})
-        if steps > state["total_steps"]:
-            state["total_steps"], state["done"] = steps, False
-        log.info(f"medusa: resumed at step {state['step']}/{state['total_steps']}")
+        _resume_heads(ckpt, heads, opt, gen, state, steps)
 
     def save_ckpt():
         rec = {"heads": heads.state_dict(), "optim": opt.state_dict(), "rng": gen.get_state(), **state}
@@ -406,25 +434,7 @@ def train_medusa(target, tokenizer, work_dir, *, n_heads: int = 4, steps: int = 
                mininterval=10)
     t_start, t_ckpt, elapsed0 = time.time(), time.time(), state["elapsed_s"]
     while state["step"] < state["total_steps"]:
-        step = state["step"]
-        idx = torch.randint(H_all.shape[0], (batch,), generator=gen).to(dev)
-        h, y = H_all[idx], Y_all[idx]                                          # (B, D), (B, H)
-        for g in opt.param_groups:
-            g["lr"] = _lr(step, state["total_steps"], lr)
-        logits = heads(h)                                                      # (H, B, V)
-        per_head = torch.stack([F.cross_entropy(logits[i], y[:, i], ignore_index=-100)
-                                for i in range(n_heads)])                      # (H,)
-        loss = per_head.mean()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        state["step"] = step + 1
-        lv, hv = loss.item(), per_head.detach().tolist()
-        if state["loss_ema"] is None:
-            state["loss_ema"], state["head_loss_ema"] = lv, hv
-        else:
-            state["loss_ema"] = 0.98 * state["loss_ema"] + 0.02 * lv
-            state["head_loss_ema"] = [0.98 * a + 0.02 * b for a, b in zip(state["head_loss_ema"], hv)]
+        _heads_step(heads, opt, gen, H_all, Y_all, state, batch, lr)
         state["elapsed_s"] = elapsed0 + time.time() - t_start
         bar.update(1)
         bar.set_postfix(loss=f"{state['loss_ema']:.3f}", refresh=False)
@@ -492,20 +502,20 @@ def _merge(evals: list[dict]) -> dict:
 
 
 # --------------------------------------------------------------------------- the whole run
-def run_family(family: str, *, steps: int = 8000, n_heads: int = 4, out=None, n_per_task: int = 6000,
+def run_family(family_name: str, *, steps: int = 8000, n_heads: int = 4, out=None, n_per_task: int = 6000,
                batch: int = 1024, lr: float = 3e-3, n_eval: int = 50, runs_dir=None, command: str = "") -> dict:
-    """Train, measure and ship Medusa heads for ``family``'s target; returns train_meta."""
+    """Train, measure and ship Medusa heads for ``family_name``'s target; returns train_meta."""
     from csd_lib.zoo.card import load_model
-    from csd_lib.zoo.presets import FAMILIES
+    from csd_lib.zoo.recipes import FAMILY_RECIPES
     from csd_lib.zoo.train import RUNS_DIR
-    if family not in FAMILIES:
-        raise ValueError(f"unknown family {family!r}; use one of {sorted(FAMILIES)}")
-    if FAMILIES[family]["arch"] != "llama":
-        raise ValueError(f"Medusa heads need a decoder-only target; {family} is {FAMILIES[family]['arch']}; "
+    if family_name not in FAMILY_RECIPES:
+        raise ValueError(f"unknown family {family_name!r}; use one of {sorted(FAMILY_RECIPES)}")
+    if FAMILY_RECIPES[family_name]["arch"] != "llama":
+        raise ValueError(f"Medusa heads need a decoder-only target; {family_name} is {FAMILY_RECIPES[family_name]['arch']}; "
                          f"use --family tiny-llama")
-    out = Path(out) if out else config.MODELS_DIR / f"{family}-medusa"
-    work = Path(runs_dir or RUNS_DIR) / f"{family}-medusa"
-    target_name = FAMILIES[family]["target"]
+    out = Path(out) if out else config.MODELS_DIR / f"{family_name}-medusa"
+    work = Path(runs_dir or RUNS_DIR) / f"{family_name}-medusa"
+    target_name = FAMILY_RECIPES[family_name]["target"]
     target, tok = load_model(target_name)
     heads, state = train_medusa(target, tok, work, n_heads=n_heads, steps=steps, batch=batch, lr=lr,
                                 n_per_task=n_per_task)
@@ -515,7 +525,7 @@ def run_family(family: str, *, steps: int = 8000, n_heads: int = 4, out=None, n_
              for t in TASK_NAMES}
     evals["all"] = _merge([evals[t] for t in TASK_NAMES])
     trees = {n: standard_tree(evals["all"]["rank_acc"], n) for n in TREE_SIZES}
-    meta = {"family": family, "target": target_name, "command": command, **state,
+    meta = {"family": family_name, "target": target_name, "command": command, **state,
             "eval": evals, "eval_seconds": round(time.time() - t1, 1),
             "data": f"self-distilled: {target_name}'s greedy continuation (batched, left-padded, at most "
                     f"{state['max_new_tokens']} new tokens) of tasks.corpus('train', {n_per_task}) "
@@ -537,6 +547,7 @@ def _row(name: str, e: dict, i: int) -> str:
             + " | ".join(f"{e['topk'][k][i]:.3f}" for k in (1, 2, 3, 5)) + " |")
 
 
+# long: the Medusa card's Markdown template, section by section
 def render_card(meta: dict, trees: dict, folder_name: str) -> str:
     """Markdown card of shipped Medusa heads from their train_meta."""
     ev, H = meta["eval"], meta["n_heads"]

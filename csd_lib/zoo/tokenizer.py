@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from csd_lib.zoo.presets import SPECIAL_TOKENS, VOCAB_SIZE
+from csd_lib.zoo.recipes import SPECIAL_TOKENS, VOCAB_SIZE
 
 
 def train_tokenizer(texts, vocab_size: int = VOCAB_SIZE):

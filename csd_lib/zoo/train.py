@@ -20,7 +20,7 @@ import torch
 from csd_lib import config
 from csd_lib.engine.mag import build_bigram
 from csd_lib.families import tasks
-from csd_lib.zoo.presets import EOS_ID, FAMILIES, PAD_ID, PRESETS, family_models, make_model, recipe
+from csd_lib.zoo.recipes import EOS_ID, FAMILY_RECIPES, PAD_ID, PRESETS, family_models, make_model, recipe
 from csd_lib.zoo.tokenizer import load_tokenizer, train_tokenizer
 
 RUNS_DIR = config.REPO_ROOT / "runs"
@@ -146,6 +146,112 @@ def _save_ckpt(path: Path, model, opt, state: dict):
     tmp.replace(path)
 
 
+# what a checkpoint keeps of the training state (the RNG states and weights besides)
+CKPT_KEYS = ("step", "total_steps", "budget_steps", "tokens", "target_tokens", "elapsed_s", "loss_ema", "done",
+             "batch", "peak_lr", "emb_lr_mult", "bf16")
+
+
+def _resume(name: str, ckpt_path: Path, model, opt, state: dict, steps: int | None, seed: int) -> None:
+    """Load ``ckpt_path`` into model, optimizer, ``state`` and the RNGs if it exists, else seed the RNGs."""
+    if not ckpt_path.is_file():
+        torch.manual_seed(seed)
+        random.seed(seed)
+        np.random.seed(seed)
+        return
+    ck = torch.load(ckpt_path, weights_only=False)
+    model.load_state_dict(ck["model"])
+    if len(ck["optim"]["param_groups"]) == len(opt.param_groups):
+        opt.load_state_dict(ck["optim"])
+    else:  # a checkpoint from before the embedding group existed
+        print(f"{name}: optimizer layout changed; Adam moments start afresh")
+    state.update({k: ck[k] for k in state if k in ck})
+    # an explicit ``steps`` raises the budget of a resumed run (the schedule stretches,
+    # and a finished run continues: a warm restart of the cosine schedule)
+    state["budget_steps"] = max(steps or 0, ck.get("budget_steps") or ck["total_steps"] or 0) or None
+    if steps and steps > (state["total_steps"] or 0):
+        state["total_steps"], state["done"] = steps, False
+    torch.set_rng_state(ck["rng"]["torch"])
+    random.setstate(ck["rng"]["python"])
+    np.random.set_state(ck["rng"]["numpy"])
+    print(f"{name}: resumed at step {state['step']}/{state['total_steps']}")
+
+
+def _train_step(model, opt, data: dict, state: dict, batch: int, peak: float, device, bf16: bool) -> None:
+    """One optimizer step on a random batch of the training split; counts tokens and the loss EMA."""
+    arch = model.config.model_type
+    P, R = data["train"]["prompt"], data["train"]["reference"]
+    step = state["step"]
+    idx = [random.randrange(len(P)) for _ in range(batch)]
+    b = {k: v.to(device) for k, v in make_batch(arch, [P[i] for i in idx], [R[i] for i in idx]).items()}
+    for g in opt.param_groups:
+        g["lr"] = _lr(step, state["total_steps"], peak) * g["lr_mult"]
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+        loss = model(**b).loss  # bf16 matmuls where fast (1.5x on an AVX-512 CPU), fp32 weights
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    state["step"] = step + 1
+    state["tokens"] += int(b["attention_mask"].sum()) + (int((b["labels"] != -100).sum())
+                                                         if arch == "t5" else 0)
+    state["target_tokens"] += int((b["labels"] != -100).sum())
+    lv = loss.detach().item()
+    state["loss_ema"] = lv if state["loss_ema"] is None else 0.98 * state["loss_ema"] + 0.02 * lv
+
+
+def _fit_to_stop(name: str, state: dict, stop_at: float, per_step: float, bar) -> None:
+    """Deadline-aware budget: fit the schedule to the steps that can end before the stop time (never
+    past the budget), as the shared machine speeds up or slows down."""
+    fits = state["step"] + int((stop_at - time.time() - 30) / per_step)
+    new_total = max(state["step"] + 1, min(fits, state["budget_steps"] or fits))
+    if abs(new_total - state["total_steps"]) > 0.02 * state["total_steps"]:
+        state["total_steps"] = new_total
+        bar.total = state["total_steps"]
+        print(f"\n{name}: {per_step:.2f} s/step; step budget set to "
+              f"{state['total_steps']} to end before the stop time")
+
+
+def _train_loop(name: str, model, opt, data: dict, state: dict, run: dict, ckpt_path: Path, *, device, minutes,
+                stop_at, ckpt_every_s, progress, snapshot_every) -> None:
+    """Steps until the budget or the stop time, checkpointing every ``ckpt_every_s`` seconds."""
+    from tqdm.auto import tqdm
+    model.train()
+    t_start, t_ckpt = time.time(), time.time()
+    elapsed0 = state["elapsed_s"]
+    bar = tqdm(total=state["total_steps"], initial=state["step"], desc=name, disable=not progress,
+               mininterval=10)
+    t5_mark, step_ckpt = None, state["step"]
+    while state["total_steps"] is None or state["step"] < state["total_steps"]:
+        _train_step(model, opt, data, state, run["batch"], run["peak_lr"], device, run["bf16"])
+        state["elapsed_s"] = elapsed0 + time.time() - t_start
+        if snapshot_every and state["step"] % snapshot_every == 0:
+            torch.save(model.state_dict(), ckpt_path.parent / f"snap-{state['step']:06d}.pt")
+        bar.update(1)
+        bar.set_postfix(loss=f"{state['loss_ema']:.3f}", refresh=False)
+        if state["total_steps"] is None:  # a minutes budget: steps from the time of steps 5..20
+            if state["step"] == 5:
+                t5_mark = time.time()
+            elif state["step"] == 20:
+                per_step = (time.time() - t5_mark) / 15
+                state["total_steps"] = max(WARMUP_STEPS + 10, int(minutes * 60 / per_step))
+                state["budget_steps"] = state["total_steps"]
+                bar.total = state["total_steps"]
+                print(f"\n{name}: {per_step:.3f} s/step -> {state['total_steps']} steps "
+                      f"for {minutes} min")
+        if time.time() - t_ckpt > ckpt_every_s:
+            if stop_at is not None and state["total_steps"]:
+                _fit_to_stop(name, state, stop_at, (time.time() - t_ckpt) / max(1, state["step"] - step_ckpt), bar)
+            _save_ckpt(ckpt_path, model, opt, state)
+            t_ckpt, step_ckpt = time.time(), state["step"]
+            print(f"\n{name}: step {state['step']}/{state['total_steps']} loss {state['loss_ema']:.3f} "
+                  f"tokens {state['tokens']} elapsed {state['elapsed_s']:.0f}s", flush=True)
+        if stop_at is not None and time.time() > stop_at:
+            print(f"\n{name}: stop time reached at step {state['step']}; stopping early")
+            state["stopped_early"] = True
+            break
+    bar.close()
+
+
 def train_model(name: str, data: dict, work_dir: Path, *, steps: int | None = None,
                 minutes: float | None = None, batch: int | None = None, lr: float | None = None,
                 stop_at: float | None = None, ckpt_every_s: float = 120.0, seed: int = 0,
@@ -161,7 +267,6 @@ def train_model(name: str, data: dict, work_dir: Path, *, steps: int | None = No
     default only where bf16 is fast (``fast_bf16``). ``snapshot_every`` saves the weights
     every that many steps to ``work_dir/snap-<step>.pt`` (for ``card.snapshot_curves``).
     """
-    from tqdm.auto import tqdm
     device = config.pick_device(device)
     bf16 = fast_bf16(device) if bf16 is None else bf16
     preset = {**(recipe(name, device.type) if name in PRESETS else {}), **(overrides or {})}
@@ -179,100 +284,16 @@ def train_model(name: str, data: dict, work_dir: Path, *, steps: int | None = No
     run = {"batch": batch, "peak_lr": peak, "emb_lr_mult": preset.get("emb_lr_mult", 1.0), "bf16": bf16}
     state = {"step": 0, "total_steps": steps, "budget_steps": steps, "tokens": 0, "target_tokens": 0,
              "elapsed_s": 0.0, "loss_ema": None, "done": False, **run}
-    if ckpt_path.is_file():
-        ck = torch.load(ckpt_path, weights_only=False)
-        model.load_state_dict(ck["model"])
-        if len(ck["optim"]["param_groups"]) == len(opt.param_groups):
-            opt.load_state_dict(ck["optim"])
-        else:  # a checkpoint from before the embedding group existed
-            print(f"{name}: optimizer layout changed; Adam moments start afresh")
-        state.update({k: ck[k] for k in state if k in ck})
-        # an explicit ``steps`` raises the budget of a resumed run (the schedule stretches,
-        # and a finished run continues: a warm restart of the cosine schedule)
-        state["budget_steps"] = max(steps or 0, ck.get("budget_steps") or ck["total_steps"] or 0) or None
-        if steps and steps > (state["total_steps"] or 0):
-            state["total_steps"], state["done"] = steps, False
-        torch.set_rng_state(ck["rng"]["torch"])
-        random.setstate(ck["rng"]["python"])
-        np.random.set_state(ck["rng"]["numpy"])
-        print(f"{name}: resumed at step {state['step']}/{state['total_steps']}")
-    else:
-        torch.manual_seed(seed)
-        random.seed(seed)
-        np.random.seed(seed)
+    _resume(name, ckpt_path, model, opt, state, steps, seed)
     if state["done"]:
         state["val_loss"] = val_loss(model, data, model.config.model_type)
         return model, state
     state.update(run)  # what this run trains with (a resumed run may change device)
-
-    arch = model.config.model_type
-    P, R = data["train"]["prompt"], data["train"]["reference"]
-    model.train()
-    t_start, t_ckpt = time.time(), time.time()
-    elapsed0 = state["elapsed_s"]
-    bar = tqdm(total=state["total_steps"], initial=state["step"], desc=name, disable=not progress,
-               mininterval=10)
-    t5_mark, step_ckpt = None, state["step"]
-    while state["total_steps"] is None or state["step"] < state["total_steps"]:
-        step = state["step"]
-        idx = [random.randrange(len(P)) for _ in range(batch)]
-        b = {k: v.to(device) for k, v in make_batch(arch, [P[i] for i in idx], [R[i] for i in idx]).items()}
-        for g in opt.param_groups:
-            g["lr"] = _lr(step, state["total_steps"], peak) * g["lr_mult"]
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-            loss = model(**b).loss  # bf16 matmuls where fast (1.5x on an AVX-512 CPU), fp32 weights
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        state["step"] = step + 1
-        state["tokens"] += int(b["attention_mask"].sum()) + (int((b["labels"] != -100).sum())
-                                                             if arch == "t5" else 0)
-        state["target_tokens"] += int((b["labels"] != -100).sum())
-        lv = loss.detach().item()
-        state["loss_ema"] = lv if state["loss_ema"] is None else 0.98 * state["loss_ema"] + 0.02 * lv
-        state["elapsed_s"] = elapsed0 + time.time() - t_start
-        if snapshot_every and state["step"] % snapshot_every == 0:
-            torch.save(model.state_dict(), work_dir / f"snap-{state['step']:06d}.pt")
-        bar.update(1)
-        bar.set_postfix(loss=f"{state['loss_ema']:.3f}", refresh=False)
-        if state["total_steps"] is None:
-            if state["step"] == 5:
-                t5_mark = time.time()
-            elif state["step"] == 20:
-                per_step = (time.time() - t5_mark) / 15
-                state["total_steps"] = max(WARMUP_STEPS + 10, int(minutes * 60 / per_step))
-                state["budget_steps"] = state["total_steps"]
-                bar.total = state["total_steps"]
-                print(f"\n{name}: {per_step:.3f} s/step -> {state['total_steps']} steps "
-                      f"for {minutes} min")
-        if time.time() - t_ckpt > ckpt_every_s:
-            if stop_at is not None and state["total_steps"]:
-                # deadline-aware budget: fit the schedule to the steps that can end before the
-                # stop time (never past the budget), as the shared machine speeds up or slows down
-                per_step = (time.time() - t_ckpt) / max(1, state["step"] - step_ckpt)
-                fits = state["step"] + int((stop_at - time.time() - 30) / per_step)
-                new_total = max(state["step"] + 1, min(fits, state["budget_steps"] or fits))
-                if abs(new_total - state["total_steps"]) > 0.02 * state["total_steps"]:
-                    state["total_steps"] = new_total
-                    bar.total = state["total_steps"]
-                    print(f"\n{name}: {per_step:.2f} s/step; step budget set to "
-                          f"{state['total_steps']} to end before the stop time")
-            _save_ckpt(ckpt_path, model, opt, state)
-            t_ckpt, step_ckpt = time.time(), state["step"]
-            print(f"\n{name}: step {state['step']}/{state['total_steps']} loss {state['loss_ema']:.3f} "
-                  f"tokens {state['tokens']} elapsed {state['elapsed_s']:.0f}s", flush=True)
-        if stop_at is not None and time.time() > stop_at:
-            print(f"\n{name}: stop time reached at step {state['step']}; stopping early")
-            state["stopped_early"] = True
-            break
-    bar.close()
+    _train_loop(name, model, opt, data, state, run, ckpt_path, device=device, minutes=minutes, stop_at=stop_at,
+                ckpt_every_s=ckpt_every_s, progress=progress, snapshot_every=snapshot_every)
     state["done"] = not state.get("stopped_early", False)
-    _save_ckpt(ckpt_path, model, opt, {k: state[k] for k in ("step", "total_steps", "budget_steps", "tokens",
-                                                           "target_tokens", "elapsed_s", "loss_ema",
-                                                           "done", "batch", "peak_lr", "emb_lr_mult",
-                                                           "bf16")})
-    state["val_loss"] = val_loss(model, data, arch)
+    _save_ckpt(ckpt_path, model, opt, {k: state[k] for k in CKPT_KEYS})
+    state["val_loss"] = val_loss(model, data, model.config.model_type)
     print(f"{name}: finished step {state['step']} loss_ema {state['loss_ema']:.3f} "
           f"val_loss {state['val_loss']:.3f} in {state['elapsed_s']:.0f}s")
     return model, state
@@ -319,20 +340,20 @@ def export_model(model, tokenizer, out_dir: Path, meta: dict, fp16: bool = True)
     (out_dir / "train_meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
 
 
-def write_family_manifest(family: str, models_dir: Path = config.MODELS_DIR) -> Path:
+def write_family_manifest(family_name: str, models_dir: Path = config.MODELS_DIR) -> Path:
     """data/models/<family>.json: arch, target, drafters largest first."""
-    path = Path(models_dir) / f"{family}.json"
+    path = Path(models_dir) / f"{family_name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(FAMILIES[family], indent=2) + "\n")
+    path.write_text(json.dumps(FAMILY_RECIPES[family_name], indent=2) + "\n")
     return path
 
 
-def write_bigram(family: str, data: dict, vocab_size: int, models_dir: Path = config.MODELS_DIR) -> Path:
+def write_bigram(family_name: str, data: dict, vocab_size: int, models_dir: Path = config.MODELS_DIR) -> Path:
     """data/models/<family>-bigram.npy from the tokenized training corpus (prompts and references)."""
     tr = data["train"]
     seqs = [p + r + [EOS_ID] for p, r in zip(tr["prompt"], tr["reference"])]
     table = build_bigram(seqs, vocab_size)
-    path = Path(models_dir) / f"{family}-bigram.npy"
+    path = Path(models_dir) / f"{family_name}-bigram.npy"
     np.save(path, table)
     return path
 
@@ -348,13 +369,13 @@ def _meta(name: str, model, data: dict, state: dict, **extra) -> dict:
             "n_train_examples": len(data["train"]["prompt"]), **extra}
 
 
-def target_tokenizer_dir(family: str, models_dir: Path = config.MODELS_DIR) -> Path | None:
+def target_tokenizer_dir(family_name: str, models_dir: Path = config.MODELS_DIR) -> Path | None:
     """The exported target's folder when there is one: new drafters must share its token ids."""
-    path = Path(models_dir) / FAMILIES[family]["target"]
+    path = Path(models_dir) / FAMILY_RECIPES[family_name]["target"]
     return path if (path / "tokenizer.json").is_file() else None
 
 
-def train_family(family: str, *, minutes: dict | None = None, steps: dict | None = None,
+def train_family(family_name: str, *, minutes: dict | None = None, steps: dict | None = None,
                  stop_at: float | None = None, only: str | None = None, restart: bool = False,
                  snapshot_every: int | None = None, runs_dir: Path = RUNS_DIR,
                  models_dir: Path = config.MODELS_DIR):
@@ -367,12 +388,12 @@ def train_family(family: str, *, minutes: dict | None = None, steps: dict | None
     """
     if restart and not only:
         raise ValueError("restart needs only=<model name>")
-    family_models(family)  # raises on an unknown family
-    tok, data = prepare(runs_dir, tokenizer_dir=target_tokenizer_dir(family, models_dir))
+    family_models(family_name)  # raises on an unknown family
+    tok, data = prepare(runs_dir, tokenizer_dir=target_tokenizer_dir(family_name, models_dir))
     models_dir = Path(models_dir)
-    write_family_manifest(family, models_dir)
-    write_bigram(family, data, len(tok), models_dir)
-    for name in reversed(family_models(family)):
+    write_family_manifest(family_name, models_dir)
+    write_bigram(family_name, data, len(tok), models_dir)
+    for name in reversed(family_models(family_name)):
         if only and name != only:
             continue
         if restart and not (Path(runs_dir) / name / ".restarted").is_file():
@@ -397,12 +418,12 @@ def train_family(family: str, *, minutes: dict | None = None, steps: dict | None
         print(f"{name}: exported to {models_dir / name}")
 
 
-def export_latest(family: str, runs_dir: Path = RUNS_DIR, models_dir: Path = config.MODELS_DIR):
+def export_latest(family_name: str, runs_dir: Path = RUNS_DIR, models_dir: Path = config.MODELS_DIR):
     """Export the latest checkpoint of every model of a family, finished or not."""
-    tok, data = prepare(runs_dir, tokenizer_dir=target_tokenizer_dir(family, models_dir))
-    write_family_manifest(family, models_dir)
-    write_bigram(family, data, len(tok), models_dir)
-    for name in family_models(family):
+    tok, data = prepare(runs_dir, tokenizer_dir=target_tokenizer_dir(family_name, models_dir))
+    write_family_manifest(family_name, models_dir)
+    write_bigram(family_name, data, len(tok), models_dir)
+    for name in family_models(family_name):
         ck_path = Path(runs_dir) / name / "ckpt.pt"
         if not ck_path.is_file():
             print(f"{name}: no checkpoint in {ck_path.parent}; skipping")

@@ -35,3 +35,27 @@ def test_cuda_review_is_lossless_and_seeded(arch):
     a = generate(fam, PROMPT, "csd", temperature=1.0, seed=3, max_new_tokens=24)
     b = generate(fam, PROMPT, "csd", temperature=1.0, seed=3, max_new_tokens=24)
     assert a.token_ids == b.token_ids
+
+
+@pytest.fixture
+def default_device_no_model_uses():
+    """torch's default device set to 'meta' while the models sit on the CPU: a tensor the engine
+    makes without naming its device lands on 'meta' and fails at its first use, as a CPU tensor fed
+    to a CUDA model would (on this CPU-only machine every device is the CPU)."""
+    yield lambda: torch.set_default_device("meta")
+    torch.set_default_device(None)
+
+
+@pytest.mark.parametrize("name", ["tiny-t5", "tiny-llama"])
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_the_engine_makes_every_tensor_on_its_device(name, temperature, default_device_no_model_uses):
+    from csd_lib import load_family
+    fam = load_family(name)
+    methods = ["ar", "sd", "mag", "csd"] + (["staged"] if len(fam.drafters) >= 2 else [])
+    prompt = "Question: Tom has 3 pens and buys 4 more. How many pens? Answer:"
+    want = {m: generate(fam, prompt, m, max_new_tokens=20, temperature=temperature, seed=5).token_ids
+            for m in methods}
+    default_device_no_model_uses()
+    got = {m: generate(fam, prompt, m, max_new_tokens=20, temperature=temperature, seed=5).token_ids
+           for m in methods}
+    assert got == want

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from csd_lib.families.toy import random_model
+from csd_lib.families.toy import toy_model
 from csd_lib.engine.models import LM, check_vocab
 
 
@@ -10,7 +10,7 @@ from csd_lib.engine.models import LM, check_vocab
 def test_rollback_matches_from_scratch(arch):
     torch.manual_seed(0)
     prompt = torch.randint(3, 40, (10,)).tolist()
-    lm = LM("target", random_model(arch, 40, "target", 0, torch.float64))
+    lm = LM("target", toy_model(arch, 40, "target", 0, torch.float64))
     seq = lm.start(prompt)
     seq = seq + [5, 6, 7]
     lm.logits(seq, 0)
@@ -26,7 +26,7 @@ def test_rollback_matches_from_scratch(arch):
 
 
 def test_rollback_by_several_steps_then_regrow():
-    lm = LM("t", random_model("llama", 40, "base", 1, torch.float32))
+    lm = LM("t", toy_model("llama", 40, "base", 1, torch.float32))
     seq = lm.start([3, 4, 5])
     lm.logits(seq + list(range(6, 20)), 13)
     a = lm.logits(seq + [6, 7], 1)
@@ -36,16 +36,16 @@ def test_rollback_by_several_steps_then_regrow():
 
 
 def test_vocab_mismatch_names_both_models():
-    a = LM("target", random_model("llama", 40, "base", 0))
-    b = LM("small", random_model("llama", 48, "small", 0))
+    a = LM("target", toy_model("llama", 40, "base", 0))
+    b = LM("small", toy_model("llama", 48, "small", 0))
     with pytest.raises(ValueError, match="'target'.*'small'"):
         check_vocab([a, b])
 
 
 def test_tokenizer_mismatch_names_both_models():
     from csd_lib.families.toy import toy_tokenizer
-    a = LM("target", random_model("llama", 40, "base", 0))
-    b = LM("small", random_model("llama", 40, "small", 0))
+    a = LM("target", toy_model("llama", 40, "base", 0))
+    b = LM("small", toy_model("llama", 40, "small", 0))
     t1, t2 = toy_tokenizer(40, False), toy_tokenizer(40, False)
     t2.add_tokens(["extra"])
     with pytest.raises(ValueError, match="'a'.*'b'"):
@@ -53,6 +53,6 @@ def test_tokenizer_mismatch_names_both_models():
 
 
 def test_prompt_longer_than_model_limit():
-    lm = LM("t", random_model("llama", 40, "small", 0), max_length=8)
+    lm = LM("t", toy_model("llama", 40, "small", 0), max_length=8)
     with pytest.raises(ValueError, match="at most 8"):
         lm.start(list(range(3, 13)))

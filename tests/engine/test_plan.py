@@ -27,18 +27,11 @@ def test_make_plan_resolves_every_method_from_the_family():
     assert (csd.temperature, csd.seed, csd.family) == (0.5, 3, "fake")
 
 
-def test_plan_round_trips_through_json_and_reads_old_configs():
+def test_plan_round_trips_through_json():
     p = Plan.csd(["base", "small", "mag"], [[4, 5, 9], [0, 1, 9], [0, 0, 9]], 2.0, mag_block=6)
     assert Plan.from_dict(json.loads(json.dumps(p.to_dict()))) == p
-    old = {"family": "tiny-t5", "method": "csd", "k": [[4, 5, 10], [0, 1, 10], [0, 0, 10]], "lenience": 5.0,
-           "temperature": 0.0, "seed": None, "max_new_tokens": 128, "drafters": ["base", "small", "mag"],
-           "naive": False}
-    assert Plan.from_dict(old).mag_block == 10 and Plan.from_dict(old).lenience == 5.0
-    assert Plan.from_dict({**old, "method": "ar", "k": None, "drafters": [], "lenience": 1.0}).k == ()
-    # records from before mag_lenience all applied lenience to MaG's tokens
-    assert Plan.from_dict(old).mag_lenience is True
-    assert Plan.from_dict({**old, "method": "ar", "k": None, "drafters": [], "lenience": 1.0}) == Plan(
-        "ar", family="tiny-t5", max_new_tokens=128)
+    ar = Plan("ar", family="tiny-t5", max_new_tokens=128)
+    assert ar.to_dict()["k"] == [] and Plan.from_dict({**ar.to_dict(), "k": None, "extra": 1}) == ar
 
 
 def test_mag_lenience_is_carried_by_the_plan():

@@ -7,7 +7,7 @@ import torch
 from csd_lib import config, generate, load_family
 from csd_lib.families.presets import DEFAULT_LENIENCE
 from csd_lib.families.family import default_k, roles
-from csd_lib.families.toy import random_model, toy_tokenizer
+from csd_lib.families.toy import toy_model, toy_tokenizer
 
 
 @pytest.fixture(autouse=True)
@@ -20,7 +20,7 @@ def offline_no_data(monkeypatch, tmp_path):
 
 def save(root, arch, size, seed, tok=None, vocab=48):
     d = root / f"{arch}-{size}-{seed}"
-    random_model(arch, vocab, size, seed, torch.float32).save_pretrained(d)
+    toy_model(arch, vocab, size, seed, torch.float32).save_pretrained(d)
     (tok or toy_tokenizer(vocab, arch == "t5")).save_pretrained(d)
     return str(d)
 

@@ -8,7 +8,7 @@ import torch
 from csd_lib import config
 from csd_lib.config import DeviceInfo, policy
 from csd_lib.families.placement import plan_memory
-from csd_lib.families.toy import random_model
+from csd_lib.families.toy import toy_model
 from csd_lib.engine.models import LM
 from csd_lib.families.hub import check_loaded, count_params, load_lm
 from csd_lib.families import placement
@@ -156,7 +156,7 @@ def test_plan_memory(info, params, dtype, fits, device_map):
 
 
 def test_cpu_memory_not_given_is_this_machines(monkeypatch):
-    """The issue's check: 45 GiB on a CPU described without memory is planned against this machine's RAM."""
+    """45 GiB on a CPU described without memory is planned against this machine's RAM."""
     monkeypatch.setattr(config, "host_memory", lambda: (24 * GiB, 22 * GiB))
     assert not plan_memory([45 * GiB], CPU).fits and plan_memory([45 * GiB], MPS).free == 22 * GiB
     assert plan_memory([20 * GiB], CPU).fits
@@ -174,7 +174,7 @@ def test_a_family_that_fits_is_never_offloaded():
 
 
 def test_count_params_from_config_only(tmp_path):
-    m = random_model("t5", 64, "target", 0, torch.float32)
+    m = toy_model("t5", 64, "target", 0, torch.float32)
     m.save_pretrained(tmp_path)
     n, n_wo = count_params(str(tmp_path), ("wo",))
     assert n == sum(p.numel() for p in m.parameters())
@@ -189,7 +189,7 @@ def test_count_params_keeps_published_untied_lm_head(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     n, _ = count_params(str(tmp_path))
     tied, _ = count_params(str(_write(tmp_path / "tied", dict(cfg, tie_word_embeddings=True))))
-    assert n == shadow.count_params(cfg) == tied + cfg["vocab_size"] * cfg["d_model"]  # its own lm_head
+    assert n == shadow.config_params(cfg) == tied + cfg["vocab_size"] * cfg["d_model"]  # its own lm_head
 
 
 def _write(d, cfg):
@@ -203,7 +203,7 @@ def _write(d, cfg):
 @pytest.fixture(scope="module")
 def t5_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("t5")
-    random_model("t5", 64, "target", 0, torch.float32).save_pretrained(d)
+    toy_model("t5", 64, "target", 0, torch.float32).save_pretrained(d)
     return str(d)
 
 
@@ -219,12 +219,12 @@ def test_small_t5_gives_finite_logits_in_each_policy_dtype(t5_dir, dtype):
 
 
 def test_non_finite_logits_reload_in_fp32(tmp_path, capsys):
-    m = random_model("t5", 64, "target", 0, torch.float32)
+    m = toy_model("t5", 64, "target", 0, torch.float32)
     with torch.no_grad():
         m.lm_head.weight.mul_(1e6)          # overflows fp16 (max 65504), fine in fp32
     m.save_pretrained(tmp_path)
     pol = policy("real", "t5", CPU, dtype="fp16")
-    assert check_loaded(LM("x", random_model("t5", 64, "target", 0, torch.float32)).model, pol) is None
+    assert check_loaded(LM("x", toy_model("t5", 64, "target", 0, torch.float32)).model, pol) is None
     lm = load_lm("target", str(tmp_path), policy=pol)
     out, err = capsys.readouterr()
     assert lm.dtype == F32 and "reloading it in fp32" in err and out == ""      # a note on stderr, not stdout
@@ -241,7 +241,7 @@ def test_wo_not_kept_in_fp32_reloads_in_fp32(t5_dir, monkeypatch, capsys):
 @pytest.mark.parametrize("arch", ["t5", "llama"])
 def test_accelerate_path_with_a_tiny_memory_budget(arch, tmp_path):
     pytest.importorskip("accelerate")
-    m = random_model(arch, 64, "target", 0, torch.float32)
+    m = toy_model(arch, 64, "target", 0, torch.float32)
     m.save_pretrained(tmp_path / "m")
     budget = sum(p.numel() for p in m.parameters()) * 4 // 2      # half the weights fit "in memory"
     pol = policy("real", arch, CPU)
@@ -288,7 +288,7 @@ def test_family_spread_by_accelerate_when_free_memory_is_short(saved_checkpoints
 
     def fake_load(name, path, policy=None, **kw):
         calls[name] = (policy, kw)
-        return LM(name, random_model("llama", 48, name, 0, torch.float32))
+        return LM(name, toy_model("llama", 48, name, 0, torch.float32))
     monkeypatch.setattr(families, "load_lm", fake_load)
     fam = load_family(target=paths[0], drafters=paths[1:])
     pol, kw = calls["target"]

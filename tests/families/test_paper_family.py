@@ -1,4 +1,4 @@
-"""tiny-t5-paper: drafters in the paper's Fig. 2 regime (issue 17, item 3).
+"""tiny-t5-paper: drafters in the paper's Fig. 2 regime.
 
 Bands (synth-gsm8k, greedy, lenience 1, unconditional P(first i accepted) from every start):
 target <- base at position 1 in [0.70, 0.80] (FLAN-T5-XXL <- base in the paper's Fig. 2),

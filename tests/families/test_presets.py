@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from csd_lib.families.presets import REAL_PRESETS
-from csd_lib.families.toy import random_model, toy_tokenizer
+from csd_lib.families.toy import toy_model, toy_tokenizer
 
 SCRIPT = """
 import json, sys
@@ -29,7 +29,7 @@ def fake_cache(root: Path, preset: str) -> None:
     for i, rid in enumerate([spec["target"], *spec["drafters"]]):
         snap = root / "hub" / f"models--{rid.replace('/', '--')}" / "snapshots" / ("0" * 40)
         snap.mkdir(parents=True)
-        random_model(arch, 40, ["target", "base", "small"][i], i, eos=1).save_pretrained(snap)
+        toy_model(arch, 40, ["target", "base", "small"][i], i, eos=1).save_pretrained(snap)
         toy_tokenizer(40, arch == "t5").save_pretrained(snap)
         refs = snap.parent.parent / "refs"
         refs.mkdir(exist_ok=True)

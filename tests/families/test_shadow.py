@@ -8,7 +8,7 @@ import torch
 
 from csd_lib.families import shadow
 from csd_lib.families.presets import REAL_PRESETS
-from csd_lib.engine.models import LM
+from csd_lib.engine.models import LM, RANDOM_WEIGHTS_KEY
 
 SMALL_IDS = ["google/flan-t5-small", "double7/vicuna-68m"]  # one of each architecture, cheap to build
 
@@ -71,7 +71,7 @@ def test_stored_config_has_the_published_fields(rid):
 
 @pytest.mark.parametrize("rid", sorted(SIZES))
 def test_full_depth_parameter_count_within_2_percent(rid):
-    n = shadow.count_params(shadow.published_config(rid))  # meta device: nothing allocated
+    n = shadow.config_params(shadow.published_config(rid))  # meta device: nothing allocated
     assert abs(n / SIZES[rid] - 1) < 0.02, f"{rid}: {n / 1e6:.1f}M vs published {SIZES[rid] / 1e6:.0f}M"
 
 
@@ -91,7 +91,9 @@ def test_cut_changes_only_layer_counts():
 def test_written_files_equal_the_stored_published_ones(hub, rid):
     snap = next((hub / f"models--{rid.replace('/', '--')}" / "snapshots").iterdir())
     assert (hub / f"models--{rid.replace('/', '--')}" / "refs" / "main").read_text() == snap.name
-    assert json.loads((snap / "config.json").read_text()) == shadow.shadow_config(rid, 1)
+    written = json.loads((snap / "config.json").read_text())
+    assert written.pop(RANDOM_WEIGHTS_KEY) is True  # the mark that the weights are random
+    assert written == shadow.shadow_config(rid, 1)
     assert json.loads((snap / "generation_config.json").read_text()) == shadow.published_generation_config(rid)
     for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
         assert (snap / name).exists()
@@ -136,15 +138,15 @@ def test_tokenizer_matches_the_real_one(offline_hub, rid):
 def test_rebuild_reuses_the_snapshot(hub):
     rec = shadow.build_shadow(hub, "double7/vicuna-68m", max_layers=1)
     assert rec["reused"] and rec["cut"] == {"num_hidden_layers": "2->1"}
-    assert rec["params_full"] == shadow.count_params(shadow.published_config("double7/vicuna-68m"))
+    assert rec["params_full"] == shadow.config_params(shadow.published_config("double7/vicuna-68m"))
 
 
 def test_relative_position_encoder_has_no_prompt_length_limit():
-    from csd_lib.families.toy import random_model
-    t5 = LM("t", random_model("t5", 40, "small", 0, dtype=torch.float32))
+    from csd_lib.families.toy import toy_model
+    t5 = LM("t", toy_model("t5", 40, "small", 0, dtype=torch.float32))
     assert t5.max_length is None
     assert t5.start(list(range(3, 40)) * 20)  # a 740-token prompt
-    llama = LM("l", random_model("llama", 40, "small", 0, dtype=torch.float32))
+    llama = LM("l", toy_model("llama", 40, "small", 0, dtype=torch.float32))
     assert llama.max_length == 512
 
 
@@ -207,3 +209,10 @@ def test_cli_rejects_unknown_ids_before_writing(tmp_path, capsys):
     assert not out.exists()
     with pytest.raises(SystemExit):  # one or the other
         main(["shadow", "--out", str(out), "--ids", "google/flan-t5-small", "--presets", "vicuna"])
+
+
+@pytest.mark.parametrize("rid", SMALL_IDS)
+def test_a_model_loaded_from_a_shadow_knows_its_weights_are_random(offline_hub, rid):
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM
+    cls = AutoModelForSeq2SeqLM if AutoConfig.from_pretrained(rid).is_encoder_decoder else AutoModelForCausalLM
+    assert LM("target", cls.from_pretrained(rid, dtype=torch.float32)).random_weights

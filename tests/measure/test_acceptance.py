@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from csd_lib.measure import curves as A
-from csd_lib.zoo.presets import make_model
+from csd_lib.zoo.recipes import make_model
 
 TINY = dict(d_model=32, num_layers=1, num_heads=2, d_ff=64)
 

@@ -2,7 +2,6 @@
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -321,26 +320,6 @@ def test_error_lines_are_run_again_on_resume(tmp_path):
     assert summarize(recs)["csd"]["n"] == 2
 
 
-LEGACY = Path(__file__).resolve().parents[1] / "data" / "legacy"  # examples 0-2 of results written before plans and splits
-
-
-def test_legacy_results_still_resume_and_summarize(tmp_path):
-    """Results that predate the split and seed fields resume as the test split, nothing re-run."""
-    import shutil
-
-    from csd_lib import load_family
-    from csd_lib.families.tasks import load_task
-    out = tmp_path / "r.jsonl"
-    shutil.copy(LEGACY / "tiny-t5-synth-gsm8k-sd.jsonl", out)
-    raw, before = out.read_bytes(), read_records(out)
-    assert not any("split" in r for r in before)
-    sd_k = next(r for r in before if r["method"] == "sd")["config"]["k"][0][0]  # written before plans
-    recs = run_bench(load_family("tiny-t5"), load_task("synth-gsm8k", "test", 3), ["ar", "sd"], out, 128,
-                     sd_k=sd_k, repeats=3, warmup=0, progress=False, stop_after=1)
-    assert recs == before and out.read_bytes() == raw
-    assert summarize(recs)["sd"]["n"] == 3
-
-
 def test_cost_measurement_is_sized_to_its_budget(caplog):
     """Where the full grid would overrun the budget: fewer points, a short overhead run, and an estimate."""
     from csd_lib.price.timing import N_GRID, measure_costs
@@ -350,34 +329,6 @@ def test_cost_measurement_is_sized_to_its_budget(caplog):
     assert ns == set(N_GRID[::2]) and cm.env["reps_per_point"] == 1
     assert re.search(r"cost model of random-llama: \d+ points x 2 rounds, then 2 rounds of every method at 8 "
                      r"tokens on 1 prompt\(s\): about \d+ s", caplog.text)
-
-
-def test_legacy_results_written_before_plans_load_and_summarize_to_their_summary():
-    """Records holding a ``config`` dict (no plan) still load, and summarize to the numbers stored beside them."""
-    recs = read_records(LEGACY / "tiny-t5-synth-gsm8k.jsonl")
-    assert recs and all("config" in r and "plan" not in r for r in recs if r["method"] == "csd")
-    csd = BenchRecord.from_dict(next(r for r in recs if r["method"] == "csd"))
-    assert csd.plan.method == "csd" and csd.plan.drafters[-1] == "mag" and csd.plan.mag_block == 10
-    assert [list(row) for row in csd.plan.k] == next(r for r in recs if r["method"] == "csd")["config"]["k"]
-    ar = BenchRecord.from_dict(next(r for r in recs if r["method"] == "ar"))
-    assert ar.plan == Plan("ar", family="tiny-t5", max_new_tokens=128) and ar.plan.mag_block is None
-    got = summary_json(summarize(recs))
-    ref = json.loads((LEGACY / "tiny-t5-synth-gsm8k.summary.json").read_text())
-    assert set(ref) == set(got) and ref["csd"]["n"] == 3
-    # the aggregate speedup from the raw records, by hand: AR's total time over CSD's, fastest repeat each
-    fastest = {}
-    for r in recs:
-        key = (r["method"], r["example"])
-        fastest[key] = min(fastest.get(key, float("inf")), r["stats"]["wall_time"])
-    by_hand = sum(v for (m, _), v in fastest.items() if m == "ar") / sum(v for (m, _), v in fastest.items() if m == "csd")
-    assert got["csd"]["speedup_walltime"] == pytest.approx(by_hand, rel=1e-9)
-    for m, row in ref.items():
-        for key, want in row.items():
-            have = got[m][key]
-            if want is None or have is None:
-                assert have == want, (m, key)
-            else:
-                assert have == pytest.approx(want, abs=1e-9), (m, key)
 
 
 def test_record_round_trips_through_json_with_its_plan(tmp_path):

@@ -1,4 +1,4 @@
-"""Bench clocks (wall or process CPU time), the load a run saw, and --mag-lenience (issue 19 item 7)."""
+"""Bench clocks (wall or process CPU time), the load a run saw, and --mag-lenience."""
 import json
 import re
 

@@ -8,7 +8,7 @@ from csd_lib.engine.plan import Plan
 from csd_lib.measure.records import BenchRecord
 from csd_lib.price.costmodel import CostModel
 from csd_lib.price.ewif import ewif_sd
-from csd_lib.price.predict import (model_size_costs, predict_method, predict_walltime, prediction_limits, run_shape,
+from csd_lib.price.predict import (run_model_size_costs, predict_method, predict_walltime, prediction_limits, run_shape,
                                    run_table)
 
 PARAMS = {"target": 1000, "small": 100}  # the drafter costs c = 0.1 of the target by size
@@ -35,7 +35,7 @@ def test_run_table_pools_acceptance_and_fills_every_pair():
 
 
 def test_model_size_costs_from_the_records():
-    assert model_size_costs(RUN) == {"target": 1.0, "small": 0.1, "mag": 0.0}
+    assert run_model_size_costs(RUN) == {"target": 1.0, "small": 0.1, "mag": 0.0}
 
 
 def test_run_shape_means_and_missing_start():

@@ -26,7 +26,7 @@ def _cli(*args, timeout=600):
 
 @pytest.fixture(scope="module")
 def tiny_res():
-    return forecast("tiny-t5", str(RESULTS), costs=str(COSTS), n_sim=4000)
+    return forecast("tiny-t5", str(RESULTS), cost_file=str(COSTS), n_sim=4000)
 
 
 def test_measured_acceptance_prices_like_the_bench(tiny_res):

@@ -6,7 +6,8 @@ import pytest
 from csd_lib import generate, random_family
 from csd_lib.price.costmodel import CallFit, CostModel
 from csd_lib.measure.acceptance import acceptance_table, complete_table
-from csd_lib.price.tune import candidate_grid, latency_costs, predict_sd, remeasure, tune
+from csd_lib.measure.acceptance import latency_costs
+from csd_lib.price.tune import candidate_grid, predict_sd, remeasure, tune
 
 PROMPTS = ["w5 w6 w7 w8 w5 w6", "w9 w10 w11 w9 w10 w11"]
 

@@ -1,7 +1,8 @@
-"""csd_lib.report.bench_stats.bootstrap_median_ci: a percentile bootstrap interval of the median."""
+"""csd_lib.report.bench_stats: the bootstrap interval of the median and the statistics BENCHMARKS.md reports."""
 import math
 
 import numpy as np
+import pytest
 
 from csd_lib.report.bench_stats import bootstrap_median_ci
 
@@ -41,3 +42,55 @@ def test_coverage_of_the_true_median_is_roughly_the_level():
         lo, hi = bootstrap_median_ci(rng.exponential(1 / math.log(2), size=41), n_boot=400, seed=i)
         hits += lo <= true_median <= hi
     assert 0.85 <= hits / n_trials <= 0.995
+
+
+# -- the statistics BENCHMARKS.md reports, on lines whose ratios are worked by hand ----------------------
+
+def _line(example, method, wall, rep=0, k=None):
+    plan = {"method": method, "drafters": ["small"], "k": [[k]]} if k is not None else None
+    return dict(example=example, method=method, rep=rep, stats={"n_tokens": 10, "wall_time": wall},
+                **({"plan": plan} if plan else {}))
+
+
+# AR 4, 2, 6 s; SD 2, 2, 2 s; CSD 1, 1, 3 s: SD/CSD per example 2, 2, 2/3; a slower repeat of CSD is ignored
+RUN = [_line(0, "ar", 4.0), _line(1, "ar", 2.0), _line(2, "ar", 6.0),
+       _line(0, "sd", 2.0, k=4), _line(1, "sd", 2.0, k=4), _line(2, "sd", 2.0, k=4),
+       _line(0, "csd", 1.0), _line(1, "csd", 1.0), _line(2, "csd", 3.0), _line(2, "csd", 9.0, rep=1)]
+
+
+def test_pair_and_speedup_ratios_are_medians_of_per_example_ratios():
+    from csd_lib.report.bench_stats import pair_ratio, speedup_ratio
+    r, ci = pair_ratio(RUN, "sd", "csd")
+    assert r == 2.0 and ci[0] <= 2.0 <= ci[1]
+    assert speedup_ratio(RUN, RUN)[0] == 2.0  # one run: CSD's speedup over SD's is SD's time over CSD's
+    assert math.isnan(pair_ratio(RUN, "sd", "mag")[0])
+
+
+def test_run_k_and_best_sd_pick_the_faster_sd_run():
+    from csd_lib.report.bench_stats import best_sd, run_k
+    assert run_k(RUN, "sd") == 4 and run_k(RUN, "mag") == "?"
+    alt_recs = [_line(0, "sd", 1.0, k=9)]
+    s = {"sd": {"speedup_walltime_median": 2.0}}
+    assert best_sd(RUN, s, alt_recs, {"speedup_walltime_median": 3.0})[2] == 9
+    assert best_sd(RUN, s, alt_recs, {"speedup_walltime_median": 1.0})[2] == 4
+
+
+def test_swi_chain_states_the_ordering_and_whether_it_holds():
+    from csd_lib.report.bench_stats import swi_chain
+    s = {"csd": {"speedup_swi_ms": 3.0}, "sd": {"speedup_swi_ms": 2.0}}
+    assert swi_chain(s, {"speedup_swi_ms": 2.5}, {"speedup_swi_ms": 2.2}) == (
+        "full cascade 3.00 > base + MaG 2.50 > SD 2.20 > AR 1.00", True)
+    assert swi_chain(s, None, None) == ("full cascade 3.00 > SD 2.00 > AR 1.00", False)  # no vertical run
+    assert swi_chain(s, {"speedup_swi_ms": 1.5}, None)[1] is False
+
+
+def test_prediction_gaps_and_goals():
+    from csd_lib.report.bench_stats import goals, prediction_gaps
+    s = {m: {"speedup_walltime_predicted": p, "speedup_walltime_median": 2.0, "outside_share": 0.05,
+             "speedup_swi_ms": w} for m, p, w in (("sd", 2.1, 2.0), ("csd", float("nan"), 3.0))}
+    assert prediction_gaps(s) == pytest.approx({"sd": 0.05})
+    rows = {name: (value, ok) for name, value, _, ok, _ in goals("tiny-llama", RUN, s, None, [], None)}
+    assert rows["CSD over the best SD (median per-example walltime ratio)"][1]  # 2.0 >= 1.1
+    assert rows["EWIF prediction within 10% of the measured median"] == ("sd +5%", True)
+    assert rows["time outside model forwards (CSD)"] == ("5.0%", True)
+    assert "SWI ordering (model-size)" not in rows  # a tiny-t5 goal only

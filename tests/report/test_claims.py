@@ -19,7 +19,7 @@ def test_compare_follows_the_numbers_and_the_tolerance():
 def test_trend_compares_the_first_value_with_the_rest():
     assert trend([0.5, 0.8, 0.9]) == "rises"
     assert trend([0.9, 0.5, 0.4]) == "falls"
-    assert trend([0.95, 0.94, 0.96, 0.95], tol=0.03) == "stays flat"   # the issue's flat 0.95 curve
+    assert trend([0.95, 0.94, 0.96, 0.95], tol=0.03) == "stays flat"   # a flat 0.95 curve
     assert trend([0.5, math.nan, 0.9]) == "rises"
     with pytest.raises(ValueError, match="at least two"):
         trend([0.5, math.nan])
@@ -74,7 +74,7 @@ def test_a_difference_inside_the_noise_is_never_called_a_direction():
         a, b = rng.normal(0.6, 0.05, 12), rng.normal(0.6, 0.05, 12)
         said += paired_difference(a, b, seed=trial).sign != 0
     assert said <= 25, f"{said} of 200 null comparisons called a direction"
-    # the 03 case from the issue: 0.603 against 0.599, one call in about 180, noisy per prompt
+    # notebook 03's case: 0.603 against 0.599, one call in about 180, noisy per prompt
     a = np.array([0.62, 0.58, 0.61, 0.60, 0.59, 0.62])
     d = paired_difference(a, a - np.array([0.02, -0.015, 0.01, -0.01, 0.012, 0.007]))
     assert d.sign == 0 and d.word() == "no different beyond the noise"
@@ -103,7 +103,7 @@ def test_nan_stays_nan():
     assert paired_difference([0.5, math.nan, 0.7], [0.4, 0.3, 0.6]).n == 2
 
 
-def test_the_issues_four_prompts_show_no_direction():
+def test_four_noisy_prompts_show_no_direction():
     # notebook 03's case: base<-mag 117/272 at l = 1 against 112/265 at l = 5, spread over 4 prompts; the old
     # percentile bootstrap called it "lower" with [-0.012, -0.001]; the t interval of the jackknife
     # pseudo-values (3 degrees of freedom) is about four times as wide and holds 0
@@ -192,3 +192,22 @@ def test_count_interval_covers_the_rate():
 def test_paired_difference_rejects_unpaired_input():
     with pytest.raises(ValueError, match="same length"):
         paired_difference([1, 2, 3], [1, 2])
+
+
+def test_claims_that_need_trained_weights_are_not_checked_on_random_weights():
+    from csd_lib.families.family import load_family
+    from csd_lib.families.toy import random_family
+    from csd_lib.report.claims import NOT_CHECKED, holds
+    toy, tiny = random_family("llama", seed=0), load_family("tiny-llama")
+    assert toy.random_weights and not tiny.random_weights
+    assert holds(False, "drafts are accepted", family=toy) == NOT_CHECKED
+    assert holds(True, "drafts are accepted", family=tiny) == "holds"
+    with pytest.raises(AssertionError, match="claim broken: drafts are accepted"):
+        holds(False, "drafts are accepted", family=tiny)
+    with pytest.raises(AssertionError, match="claim broken"):
+        holds(False, "drafts are accepted")  # no family: always checked
+    lower = paired_difference([0.1, 0.2, 0.1, 0.15], [0.5, 0.6, 0.55, 0.5])
+    assert expect(lower, -1, "a lower rate", family=tiny) == "holds"
+    assert expect(lower, +1, "a higher rate", family=toy) == NOT_CHECKED
+    with pytest.raises(AssertionError, match="claim broken: a higher rate"):
+        expect(lower, +1, "a higher rate", family=tiny)

@@ -18,7 +18,7 @@ def test_record_writes_only_where_the_setting_points(tmp_path, monkeypatch):
     assert not path.exists() and row["verdict"] == "higher" and row["direction"] == 1
     assert (row["family"], row["seed"]) == (config.FAMILY, config.SEED)   # the run's own settings by default
     monkeypatch.setattr(config, "CLAIMS_LEDGER", str(path))
-    record("swi-csd-vs-sd", UP, "00_start_here", family="tiny-llama", seed=3)
+    record("swi-csd-vs-sd", UP, "00_start_here", family_name="tiny-llama", seed=3)
     record("mag-up", UP, "03_vertical_cascade", expected=-1)
     rows = read_ledger(path)
     assert [tuple(r) for r in rows] == [LEDGER_FIELDS] * 2

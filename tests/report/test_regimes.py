@@ -48,3 +48,13 @@ def test_differences_and_gains_have_a_direction_only_beyond_the_noise():
     assert gain_difference(fast, fast, fast, slow).sign == 1
     with pytest.raises(ValueError):
         swi_difference(fast, slow[:3])
+
+
+def test_side_family_pairs_only_the_embedded_families():
+    from csd_lib.report.regimes import no_side_reason, side_family
+    assert side_family("tiny-t5") == "tiny-t5-paper" and side_family("tiny-llama") == "tiny-t5-paper"
+    assert side_family("tiny-t5-paper") == "tiny-t5"
+    for real in ("flan-t5", "flan-t5-colab", "vicuna"):
+        assert side_family(real) is None
+        assert real in no_side_reason(real)
+    assert no_side_reason("tiny-t5") == ""

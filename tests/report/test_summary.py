@@ -5,8 +5,8 @@ import math
 import pytest
 
 from csd_lib.measure.records import BenchRecord, fastest
-from csd_lib.report.bench_stats import bootstrap_median_ci
-from csd_lib.report.summary import format_table, mag_share, ratios, run_conditions, summarize, summary_json
+from csd_lib.report.bench_stats import bootstrap_median_ci, ratios
+from csd_lib.report.summary import format_table, mag_share, run_conditions, summarize, summary_json
 
 AR_PARAMS = {"target": 1000}
 CSD_PARAMS = {"target": 1000, "small": 40, "mag": 0}

@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 
 from csd_lib.engine.mag import BIGRAM, MATCH, MaG
-from csd_lib.teach.replay import Proposal, mag_proposer, prompt_lookup_proposer, replay, replay_summary
+from csd_lib.report.claims import rate_difference
+from csd_lib.teach.replay import (RuleProposal, mag_proposer, prompt_lookup_proposer, replay, replay_counts,
+                                 replay_difference, replay_summary)
 
 # bigram table over 10 tokens: v -> (v + 1) % 10
 BIGRAM_TABLE = np.array([(v + 1) % 10 for v in range(10)], dtype=np.int32)
@@ -20,7 +22,7 @@ def test_prompt_lookup_copies_after_the_first_occurrence():
     p = propose(hay(7, 1, 5, 1, 9, 1))  # unigram 1: the leftmost occurrence wins, even if a later one exists
     assert (p.tokens, p.match_len) == ([5, 1, 9, 1], 1)
     assert prompt_lookup_proposer(n=2)(hay(1, 2, 3, 1, 2)).tokens == [3, 1]  # at most n tokens
-    assert propose(hay(1, 2, 3)) == Proposal([], [], 0)  # no match: no fallback
+    assert propose(hay(1, 2, 3)) == RuleProposal([], [], 0)  # no match: no fallback
 
 
 def test_mag_proposer_variants():
@@ -38,7 +40,7 @@ def test_mag_proposer_variants():
 
 def test_replay_accepts_the_longest_prefix_that_equals_the_reference():
     def propose(h):  # always proposes 4, 5, 6
-        return Proposal([4, 5, 6], [MATCH, MATCH, BIGRAM], 1)
+        return RuleProposal([4, 5, 6], [MATCH, MATCH, BIGRAM], 1)
     rows = replay(propose, [1, 2], [4, 5, 7, 4], n=10)
     assert [r["accepted"] for r in rows] == [2, 0, 0, 1]  # t=0: 4 5 (7 != 6); t=3: 4 (then the reference ends)
     assert [r["hit"] for r in rows] == [True, False, False, True]
@@ -52,7 +54,7 @@ def test_replay_haystack_is_prompt_plus_reference_so_far():
 
     def propose(h):
         seen.append(h.tolist())
-        return Proposal([], [], 0)
+        return RuleProposal([], [], 0)
     replay(propose, [1, 2], [3, 4], n=5)
     assert seen == [[1, 2], [1, 2, 3]]
     seen.clear()
@@ -77,3 +79,18 @@ def test_replay_summary_by_hand():
                      accepted_from_bigram=pytest.approx(1 / 3))
     empty = replay_summary([], "none")
     assert empty["positions"] == 0 and empty["hit_rate"] == 0.0 and empty["match_share"] == 0.0
+
+
+def test_replay_difference_pairs_the_examples():
+    a = [[dict(accepted=2, hit=True), dict(accepted=0, hit=False)], [dict(accepted=3, hit=True)],
+         [dict(accepted=1, hit=True)] * 3]
+    b = [[dict(accepted=1, hit=True), dict(accepted=0, hit=False)], [dict(accepted=0, hit=False)],
+         [dict(accepted=0, hit=False)] * 3]
+    assert replay_counts(a) == ([2, 3, 3], [2, 1, 3]) and replay_counts(b, "hit") == ([1, 0, 0], [2, 1, 3])
+    d = replay_difference(a, b)
+    assert d == rate_difference([2, 3, 3], [2, 1, 3], [1, 0, 0], [2, 1, 3])
+    assert d.estimate == pytest.approx(8 / 6 - 1 / 6)
+    with pytest.raises(ValueError, match="same examples"):
+        replay_difference(a, b[:2])
+    with pytest.raises(ValueError, match="what must be"):
+        replay_counts(a, "tokens")

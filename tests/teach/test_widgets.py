@@ -197,3 +197,25 @@ def test_round_stepper_follows_reruns_and_clamps(agreeing):
     n = len(p.last.token_ids)
     assert p.n_rounds == n == p.round_slider.max and p.round_slider.value == few
     assert p.round_figure.layout.yaxis.ticktext == ("target reviews nothing",)
+
+
+def test_mag_rule_control_reaches_the_plan_and_the_readout(agreeing):
+    from csd_lib.engine.plan import MAG_LENIENCE
+    p = live_panel(agreeing, PROMPT, max_new_tokens=12)
+    rule = p.controls["mag_lenience"]
+    assert "csd-mag-lenience" in rule._dom_classes and rule.value is MAG_LENIENCE
+    assert p.last.plan.mag_lenience is MAG_LENIENCE
+    tree = p.tree_figure.to_json()
+    rule.value = not MAG_LENIENCE
+    assert p.runs == 2 and p.last.plan.mag_lenience is (not MAG_LENIENCE)
+    assert p.tree_figure.to_json() != tree  # the Algorithm-1 picture redraws MaG's edges under the new rule
+    assert f"mag_lenience {MAG_LENIENCE} \u2192 {not MAG_LENIENCE}" in p.diff.value
+    p.controls["method"].value = "sd"   # the rule is csd's: sd's plan keeps the default
+    assert p.error.value == "" and p.last.plan.mag_lenience is MAG_LENIENCE
+
+
+def test_the_panel_displays_as_its_box(agreeing):
+    p = live_panel(agreeing, PROMPT, max_new_tokens=12)
+    assert isinstance(p.box, ipywidgets.VBox) and "csd-live-panel" in p.box._dom_classes
+    bundle = p._repr_mimebundle_()
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == p.box.model_id

@@ -57,9 +57,14 @@ def test_cascade_tree_three_levels_reads_k_as_increments():
     assert top == [("base", 5, 5, True), ("small", 14, 19, True), ("mag", 10, 29, True)]
     base = next(n["id"] for n in tree["nodes"] if n["name"] == "base")
     inner = [(n["name"], n["threshold"], n["strict"]) for n in tree["nodes"] if n["parent"] == base]
-    assert inner == [("small", 1, False), ("mag", 11, False)]  # base reviews with row 1, leniently
+    # base reviews with row 1: small's tokens leniently, MaG's strictly (the paper's rule, the default)
+    assert inner == [("small", 1, False), ("mag", 11, True)]
     assert [r["reviewer"] for r in tree["rows"]] == ["target", "base", "small"]
     assert tree["rows"][0]["lenience"] == 1.0 and tree["rows"][1]["lenience"] == 2.0
+    assert [r["note"] for r in tree["rows"]] == ["strict", "l = 2 on small; strict on mag", "strict"]
+    lenient = viz.cascade_tree(K3, ["base", "small", "mag"], lenience=2, mag_lenience=True)
+    assert [n["strict"] for n in lenient["nodes"] if n["parent"] == base] == [False, False]
+    assert [r["note"] for r in lenient["rows"]] == ["strict", "l = 2", "l = 2"]
     assert max(n["level"] for n in tree["nodes"] if n["name"] == "mag") == 3  # MaG at the bottom
     assert not any(n["parent"] is not None and tree["nodes"][n["parent"]]["name"] == "mag" for n in tree["nodes"])
 
@@ -74,10 +79,15 @@ def test_cascade_tree_two_levels_and_zeros():
     assert [r["reviewer"] for r in z["rows"]] == ["target", "base"]  # small never reviews here
     fig = viz.cascade_tree_figure([[4, 0, 0], [0, 0, 6], [0, 0, 10]], ["base", "small", "mag"], lenience=3)
     texts = " ".join(a.text for a in fig.layout.annotations)
-    assert "K[0][1] = 0" in texts and "K[1][1] = 0" in texts and "lenience 3" in texts
+    assert "K[0][1] = 0" in texts and "K[1][1] = 0" in texts
+    assert "l = 3" not in texts  # base reviews only MaG's tokens: strictly, under the paper's rule
     names = {t.name for t in fig.data if t.showlegend}
-    assert names == {"reviewed by the target: strict (l = 1)", "draft-to-draft review: lenience l = 3",
-                     "zero entry: skipped"}
+    assert names == {"strict review (l = 1)", "zero entry: skipped"}
+    fig = viz.cascade_tree_figure([[4, 0, 0], [0, 0, 6], [0, 0, 10]], ["base", "small", "mag"], lenience=3,
+                                  mag_lenience=True)
+    assert "(l = 3)" in " ".join(a.text for a in fig.layout.annotations)
+    assert {t.name for t in fig.data if t.showlegend} == {"strict review (l = 1)", "lenient review (l = 3)",
+                                                          "zero entry: skipped"}
 
 
 def test_cascade_tree_rejects_bad_input():

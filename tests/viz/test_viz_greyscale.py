@@ -1,5 +1,5 @@
 """Every figure reads in greyscale: series differ by more than hue, axes have titles, heatmaps
-use a lightness-monotone colour-blind-safe scale with the best cell marked (issue 17 item 8)."""
+use a lightness-monotone colour-blind-safe scale with the best cell marked."""
 import itertools
 
 import plotly.graph_objects as go

@@ -46,3 +46,24 @@ def test_weight_loading_bars_hidden_download_bars_kept():
     finally:
         hf_logging.enable_progress_bar()
         enable_progress_bars()
+
+
+def test_show_in_output_sets_one_output_and_never_displays_outside(monkeypatch):
+    import ipywidgets as w
+    import plotly.graph_objects as go
+    import plotly.io as pio
+    from csd_lib.viz import show_in_output
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a))
+    out = w.Output()
+    for renderer in ("plotly_mimetype", "notebook"):
+        monkeypatch.setattr(pio.renderers, "default", renderer)
+        show_in_output(out, go.Figure(go.Bar(y=[1, 2])))
+        show_in_output(out, go.Figure(go.Bar(y=[3, 4])))  # replaces, never appends
+        (only,) = out.outputs
+        data = only["data"]
+        assert "application/vnd.plotly.v1+json" in data or "Plotly.newPlot" in data.get("text/html", "")
+        assert "3" in str(data) and only["output_type"] == "display_data"
+    show_in_output(out, "plain text")
+    assert [o["data"]["text/plain"] for o in out.outputs] == ["'plain text'"]
+    assert shown == []

@@ -4,7 +4,7 @@ import pytest
 
 from csd_lib import generate, random_family
 from csd_lib.viz.palette import level_pattern
-from csd_lib.viz.rounds import applied_lenience, round_events, round_figure
+from csd_lib.viz.rounds import applied_lenience, first_rejected_round, round_events, round_figure
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +61,10 @@ def test_default_round_is_the_first_with_a_rejection(gen):
     fam, g = gen
     tops = [e for e in g.events if e.depth == 0]
     first = next(i for i, e in enumerate(tops) if e.n_accepted < len(e.tokens))
+    assert first_rejected_round(g) == first
     assert round_figure(g, fam.tokenizer).layout.title.text.startswith(f"csd, target round {first + 1}")
     ar = generate(fam, [5, 6, 7], "ar", max_new_tokens=4)   # AR: every round is the target writing one token
+    assert first_rejected_round(ar) == 0
     assert [len(round_events(ar, r)) for r in range(4)] == [1, 1, 1, 1]
     assert all(not e.tokens for e in ar.events)
 

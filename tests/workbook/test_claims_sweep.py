@@ -77,7 +77,7 @@ def table(path):
 def ledger(tmp_path, rows):
     path = tmp_path / "claims.jsonl"
     for claim, value, family, seed, *expected in rows:
-        record(claim, value, "03_vertical_cascade", family=family, seed=seed,
+        record(claim, value, "03_vertical_cascade", family_name=family, seed=seed,
                expected=expected[0] if expected else None, path=path)
     return path
 

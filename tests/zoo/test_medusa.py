@@ -8,13 +8,13 @@ import torch
 
 from csd_lib import config
 from csd_lib.families import tasks
-from csd_lib.families.toy import random_model
+from csd_lib.families.toy import toy_model
 from csd_lib.zoo import medusa as M
 
 
 @pytest.fixture
 def target():
-    return random_model("llama", 48, "target", 0, torch.float32)   # hidden 32, vocab 48
+    return toy_model("llama", 48, "target", 0, torch.float32)   # hidden 32, vocab 48
 
 
 def _perturbed(heads, seed=0):
@@ -77,7 +77,7 @@ def test_load_errors(target, tmp_path):
     with pytest.raises(ValueError, match="no Medusa heads"):
         M.load_medusa(tmp_path / "nothing")
     M.save_medusa(M.MedusaHeads.from_target(target, 2), tmp_path / "m", {})
-    other = random_model("llama", 48, "base", 0, torch.float32)      # hidden 16
+    other = toy_model("llama", 48, "base", 0, torch.float32)      # hidden 16
     with pytest.raises(ValueError, match="hidden size 32.*hidden size 16"):
         M.load_medusa(tmp_path / "m", target=other)
     cfg_path = tmp_path / "m" / "config.json"

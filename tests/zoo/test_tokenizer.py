@@ -1,7 +1,7 @@
 """csd_lib.zoo.tokenizer: the byte-level BPE tokenizer shared by the tiny families, trained on a few lines."""
 import pytest
 
-from csd_lib.zoo.presets import SPECIAL_TOKENS
+from csd_lib.zoo.recipes import SPECIAL_TOKENS
 from csd_lib.zoo.tokenizer import load_tokenizer, train_tokenizer
 
 TEXTS = ["Noah has 9 cookies. He gets 2 packs with 9 cookies in each.",

@@ -8,7 +8,7 @@ import torch
 from csd_lib import config
 from csd_lib.families import tasks
 from csd_lib.zoo import train as T
-from csd_lib.zoo.presets import FAMILIES, PRESETS, family_models, make_model
+from csd_lib.zoo.recipes import FAMILY_RECIPES, PRESETS, family_models, make_model
 
 TINY = dict(arch="llama", d_model=32, num_layers=1, num_heads=2, d_ff=64, batch=4, lr=1e-3)
 SHIPPED_TOK = config.MODELS_DIR / "tiny-t5-small"
@@ -78,7 +78,7 @@ def test_export_loads_offline_as_fp32(small_data, tmp_path):
 
 
 def test_presets_and_families():
-    for fam, spec in FAMILIES.items():
+    for fam, spec in FAMILY_RECIPES.items():
         names = family_models(fam)
         assert names[0] == spec["target"] and all(n in PRESETS for n in names)
     params = {n: sum(p.numel() for p in {id(p): p for p in make_model(n).parameters()}.values())
@@ -100,7 +100,7 @@ def _shipped(family):
     return spec, names
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("family", sorted(FAMILY_RECIPES))
 def test_shipped_models_load_and_generate(family):
     from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
     spec, names = _shipped(family)
@@ -140,7 +140,7 @@ def test_card_mag_section_comes_from_benchmark_records(tmp_path):
 
 def test_recipe_switches_on_an_accelerator():
     """The CPU keeps each preset's own keys; an accelerator takes the preset's ``accel`` keys."""
-    from csd_lib.zoo.presets import recipe
+    from csd_lib.zoo.recipes import recipe
     for name, p in PRESETS.items():
         cpu = recipe(name, "cpu")
         assert (cpu["batch"], cpu["lr"]) == (p["batch"], p["lr"])

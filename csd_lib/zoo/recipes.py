@@ -1,4 +1,4 @@
-"""Named tiny model presets and the two embedded families.
+"""The zoo's training recipes: named tiny model presets and the embedded families' recipes (FAMILY_RECIPES).
 
 The target is deep and the drafters are shallow, because on a CPU the cost of one decode
 step follows the number of layers far more than the width (see ENVIRONMENT.md).
@@ -23,7 +23,7 @@ PRESETS: dict[str, dict] = {
                          minutes=7, batch=16, lr=2e-3),
     "tiny-t5-small": dict(arch="t5", d_model=64, num_layers=1, num_heads=2, d_ff=256,
                           minutes=4, batch=16, lr=3e-3),
-    # Drafters of the paper-regime family (FAMILIES["tiny-t5-paper"]): the shapes of tiny-t5-base
+    # Drafters of the paper-regime family (FAMILY_RECIPES["tiny-t5-paper"]): the shapes of tiny-t5-base
     # and tiny-t5-small, trained for a fixed short step budget so that the shipped target
     # accepts them about as often as FLAN-T5-XXL accepts FLAN-T5-base/small (paper Fig. 2)
     "tiny-t5-paper-base": dict(arch="t5", d_model=128, num_layers=2, num_heads=4, d_ff=512,
@@ -38,7 +38,7 @@ PRESETS: dict[str, dict] = {
 }
 
 # family -> target and drafters, largest first (also written to data/models/<family>.json)
-FAMILIES: dict[str, dict] = {
+FAMILY_RECIPES: dict[str, dict] = {
     "tiny-t5": {"arch": "t5", "target": "tiny-t5-target",
                 "drafters": ["tiny-t5-base", "tiny-t5-small"]},
     "tiny-llama": {"arch": "llama", "target": "tiny-llama-target",
@@ -57,11 +57,11 @@ def recipe(name: str, device_type: str = "cpu") -> dict:
     return {**out, **(p.get("accel", {}) if device_type != "cpu" else {})}
 
 
-def family_models(family: str) -> list[str]:
+def family_models(family_name: str) -> list[str]:
     """Model names of a family, target first then drafters largest first."""
-    if family not in FAMILIES:
-        raise ValueError(f"unknown family {family!r}; use one of {sorted(FAMILIES)}")
-    fam = FAMILIES[family]
+    if family_name not in FAMILY_RECIPES:
+        raise ValueError(f"unknown family {family_name!r}; use one of {sorted(FAMILY_RECIPES)}")
+    fam = FAMILY_RECIPES[family_name]
     return [fam["target"], *fam["drafters"]]
 
 
