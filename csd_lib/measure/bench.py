@@ -14,6 +14,8 @@ import fcntl
 import json
 import logging
 import os
+import signal
+import threading
 from pathlib import Path
 
 import torch
@@ -153,6 +155,19 @@ def _repair(path: Path, records: list[dict]) -> None:
 
 class BenchInterrupted(KeyboardInterrupt):
     """Ctrl-C during a bench: ``args`` = (results written by this run, results it had to write)."""
+
+
+@contextlib.contextmanager
+def _held_interrupt():
+    """SIGINT waits until the block ends (in the main thread, where the OS can hold it back)."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 _HELD: set[str] = set()  # results files this process holds the lock of
@@ -327,11 +342,12 @@ def _run_locked(family, examples, methods, out, max_new_tokens, k, lenience, war
                     rec = {"error": f"{type(e).__name__}: {e}"}
                 rec.update(example=i, method=m, rep=rep, family=family.name, task=ex.task, split=split, seed=seed,
                            source=ex.source, max_new_tokens=max_new_tokens, env=env, clock=clock, load1=_load1())
-                f.write(json.dumps(rec) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
-                records.append(rec)
-                written += 1
+                with _held_interrupt():  # a line is written whole and counted, then Ctrl-C lands
+                    f.write(json.dumps(rec) + "\n")
+                    f.flush()
+                    os.fsync(f.fileno())
+                    records.append(rec)
+                    written += 1
                 if stop_after is not None and written >= stop_after:
                     break
         except KeyboardInterrupt:
