@@ -35,6 +35,9 @@ PLOTLY_RENDERER = os.environ.get("CSD_PLOTLY_RENDERER") or None
 # File that notebooks append their computed claims to, one JSON line each (csd_lib.claims.record,
 # read by scripts/claims_sweep.sh); None when unset: nothing is recorded.
 CLAIMS_LEDGER = os.environ.get("CSD_CLAIMS_LEDGER") or None
+# Prompt tokens at most for a model with no position limit (T5's relative positions: the encoder's
+# attention memory grows with the square of the prompt); checked when the prompt is encoded.
+MAX_PROMPT_TOKENS = os.environ.get("CSD_MAX_PROMPT_TOKENS") or 2048
 HF_OFFLINE = os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false") or \
     os.environ.get("TRANSFORMERS_OFFLINE", "0") not in ("", "0", "false")
 

@@ -7,7 +7,6 @@ import argparse
 import json
 import logging
 import math
-import os
 from pathlib import Path
 
 import torch
@@ -98,24 +97,6 @@ def read_k(value: str | None):
                          f"or --k @k.json") from None
 
 
-def check_out_path(path: str | None, flag: str) -> None:
-    """An output path must not be a directory, its parent must not be a file, and it must be writable."""
-    if path is None:
-        return
-    p = Path(path)
-    if p.is_dir():
-        raise ValueError(f"{flag} {path} is a directory; give a file path")
-    parent = next((a for a in p.absolute().parents if a.exists()), None)
-    if parent is not None and not parent.is_dir():
-        raise ValueError(f"{flag} {path}: {parent} is a file, not a folder; give a path in a folder")
-    if p.exists() and not os.access(p, os.W_OK):
-        raise ValueError(f"{flag} {path} is not writable (permission denied); fix its permissions or give "
-                         f"another path")
-    if parent is not None and not p.exists() and not os.access(parent, os.W_OK | os.X_OK):
-        raise ValueError(f"{flag} {path}: the folder {parent} is not writable (permission denied); give a path "
-                         f"in a folder you can write")
-
-
 def free_path(path: Path) -> Path:
     """``path``, or the first of ``stem-2.ext``, ``stem-3.ext``, ... that does not exist."""
     j = 2
@@ -132,6 +113,31 @@ def finite_float(text: str) -> float:
     if not math.isfinite(x):
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
     return x
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0 (a time budget)."""
+    x = finite_float(text)
+    if x <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be > 0 (seconds)")
+    return x
+
+
+def model_id(text: str) -> str:
+    """``--target``: a hub id (``org/name``) or a local folder; a path that is no folder is refused here,
+    not as the hub's repo-id format error."""
+    path_like = text.startswith(("/", ".", "~")) or text.count("/") > 1 or "\\" in text
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty; give a hub id like google/flan-t5-small or a local model folder")
+    if path_like and not Path(text).expanduser().is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: no such folder; give a local model folder (holding its "
+                                         f"config.json) or a hub id like google/flan-t5-small")
+    return str(Path(text).expanduser()) if path_like else text
+
+
+def model_ids(text: str) -> str:
+    """``--drafters``: comma-separated :func:`model_id` values."""
+    return ",".join(model_id(t.strip()) for t in text.split(",") if t.strip())
 
 
 def positive_int(text: str) -> int:

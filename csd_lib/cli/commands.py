@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -15,8 +16,8 @@ from ..engine.cascade import encode_prompt, generate
 from ..engine.plan import METHODS, check_lenience, check_max_new_tokens, check_method_args, check_temperature
 from ..families.shadow import DEFAULT_PRESETS, build_shadows, describe
 from ..families.tasks import load_task
-from ..fileio import write_atomic
-from ..measure.bench import resume_problem, run_bench
+from ..fileio import check_output_path, write_atomic
+from ..measure.bench import results_lock, resume_problem, run_bench
 from ..measure.records import read_records
 from ..price.costfile import bench_costs, read_cost_file, save_costs
 from ..price.forecast import forecast, format_forecast
@@ -24,9 +25,23 @@ from ..price.timing import measure_costs
 from ..report.summary import format_table, summarize, summary_json
 from ..teach.demo import run_demo
 from ..viz import bench_figure, trace_text
-from .args import check_args_method, check_out_path, free_path, load_from_args, read_k, read_prompts
+from .args import check_args_method, free_path, load_from_args, read_k, read_prompts
 
 log = logging.getLogger(__name__)
+
+
+def check_outputs(*paths) -> None:
+    """Every output path of a command (``(path, flag)``; None: not given), checked before any work; two
+    flags naming one file are refused."""
+    given = [(p, flag) for p, flag in paths if p is not None]
+    for p, flag in given:
+        check_output_path(p, flag)
+    seen = {}
+    for p, flag in given:
+        key = os.path.realpath(p)
+        if key in seen:
+            raise ValueError(f"{seen[key]} and {flag} both name {p}; give each its own file")
+        seen[key] = flag
 
 
 def cmd_generate(args) -> None:
@@ -75,46 +90,46 @@ def cmd_bench(args) -> None:
                              f"--methods or drop {flag}")
     check_max_new_tokens(args.max_new_tokens)
     args.k = read_k(args.k)
-    for path, flag in ((args.out, "--out"), (args.summary_json, "--summary-json"), (args.plot, "--plot")):
-        check_out_path(path, flag)
+    check_outputs((args.out, "--out"), (args.summary_json, "--summary-json"), (args.plot, "--plot"))
     cost_model = read_cost_file(args.costs) if args.costs not in (None, "none") else None
     out = Path(args.out)
-    records = read_records(out)  # a results file to resume must be readable before any model loads
+    read_records(out)  # a results file to resume must be readable before any model loads
     examples = load_task(args.task, args.split, args.n)
     # before anything loads; bench itself skips 'staged' for a family with one drafter
     check_args_method(args, [m for m in methods if m in METHODS and m != "staged"])
     if args.threads:
         torch.set_num_threads(args.threads)
-    fam = load_from_args(args)
-    if cost_model is not None and cost_model.family != fam.name:
-        print(f"note: --costs {args.costs} was measured on {cost_model.family}, not {fam.name}; its predictions "
-              f"price {fam.name}'s calls at {cost_model.family}'s costs", file=sys.stderr)
-    if "staged" in methods and len(fam.drafters) < 2:
-        print(f"note: family '{fam.name}' has one drafter; skipping 'staged'", file=sys.stderr)
-        methods.remove("staged")
-    settings = dict(max_new_tokens=args.max_new_tokens, k=args.k, lenience=args.lenience, sd_k=args.sd_k,
-                    split=args.split, mag_lenience=mag_lenience, clock=args.clock)
-    problem = resume_problem(records, fam, examples, ["ar", *methods], **settings)
-    if problem and not args.new_out:
-        raise ValueError(f"{out} holds another run's results ({problem}); run with its settings to resume it, "
-                         f"or pass --new-out (or another --out) to start a new file")
-    if problem:
-        out = free_path(out)
-        print(f"note: {args.out} holds another run's results ({problem}); writing {out}", file=sys.stderr)
-    records = run_bench(fam, examples, methods, out, repeats=args.repeats, **settings)
+    with results_lock(out):  # before any model loads: a second bench on this file is refused now
+        fam = load_from_args(args)
+        if cost_model is not None and cost_model.family != fam.name:
+            print(f"note: --costs {args.costs} was measured on {cost_model.family}, not {fam.name}; its predictions "
+                  f"price {fam.name}'s calls at {cost_model.family}'s costs", file=sys.stderr)
+        if "staged" in methods and len(fam.drafters) < 2:
+            print(f"note: family '{fam.name}' has one drafter; skipping 'staged'", file=sys.stderr)
+            methods.remove("staged")
+        settings = dict(max_new_tokens=args.max_new_tokens, k=args.k, lenience=args.lenience, sd_k=args.sd_k,
+                        split=args.split, mag_lenience=mag_lenience, clock=args.clock)
+        problem = resume_problem(read_records(out), fam, examples, ["ar", *methods], **settings)
+        if problem and not args.new_out:
+            raise ValueError(f"{out} holds another run's results ({problem}); run with its settings to resume it, "
+                             f"or pass --new-out (or another --out) to start a new file")
+        if problem:
+            out = free_path(out)
+            print(f"note: {args.out} holds another run's results ({problem}); writing {out}", file=sys.stderr)
+        records = run_bench(fam, examples, methods, out, repeats=args.repeats, **settings)
     if args.costs is None:
         cost_model = bench_costs(fam)
     summary = summarize([r for r in records if r["example"] < args.n and r["method"] in ("ar", *methods)],
                         cost_model)
     print(format_table(summary))
     if args.summary_json:
-        write_atomic(Path(args.summary_json), json.dumps(summary_json(summary), indent=2) + "\n")
+        write_atomic(args.summary_json, json.dumps(summary_json(summary), indent=2) + "\n", "--summary-json")
     errs = [r for r in records if "error" in r]
     for r in errs[:5]:
         print(f"note: example {r['example']} method {r['method']} failed: {r['error']}", file=sys.stderr)
     if args.plot:
-        write_atomic(Path(args.plot), bench_figure(summary, title=f"{fam.name} on {args.task}")
-                     .to_html(include_plotlyjs=True, full_html=True))
+        write_atomic(args.plot, bench_figure(summary, title=f"{fam.name} on {args.task}")
+                     .to_html(include_plotlyjs=True, full_html=True), "--plot")
 
 
 def cmd_shadow(args) -> None:
@@ -130,6 +145,7 @@ def cmd_shadow(args) -> None:
 
 
 def cmd_predict(args) -> None:
+    check_outputs((args.out, "--out"))  # before the forecast, which takes minutes
     if args.device is None or torch.device(args.device).type == "cpu":
         torch.set_num_threads(args.threads)
     drafters = [d.strip() for d in (args.drafters or "").split(",") if d.strip()]
@@ -139,16 +155,16 @@ def cmd_predict(args) -> None:
         raise ValueError("give --family or --target/--drafters, not both")
     res = forecast(None if args.target else args.family or config.FAMILY, args.acceptance, device=args.device,
                    max_layers=args.max_layers, cost_file=args.costs, max_new_tokens=args.max_new_tokens,
-                   prompt_tokens=args.prompt_tokens, seconds=args.seconds, target=args.target, drafters=drafters)
+                   prompt_tokens=args.prompt_tokens, seconds=args.seconds, target=args.target, drafters=drafters,
+                   progress=True)
     if args.out:
-        write_atomic(Path(args.out), json.dumps(res) + "\n")
+        write_atomic(args.out, json.dumps(res) + "\n", "--out")
     print(json.dumps(res) if args.json else format_forecast(res), flush=True)
 
 
 def cmd_costs(args) -> None:
     """Measure a family's per-call cost model and store it (results/costs-<family>-<device>.json, or --out)."""
-    if args.out:
-        check_out_path(args.out, "--out")
+    check_outputs((args.out, "--out"))
     if args.threads:
         torch.set_num_threads(args.threads)
     fam = load_from_args(args)

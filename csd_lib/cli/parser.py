@@ -11,11 +11,12 @@ from ..engine.plan import METHODS
 from ..families.family import FAMILIES
 from ..families.tasks import SPLITS, TASKS
 from ..measure.records import ALL_METHODS as BENCH_METHODS
-from .args import device_arg, finite_float, method_list, positive_int, seed_int
+from .args import device_arg, finite_float, method_list, model_id, model_ids, positive_float, positive_int, seed_int
 from .commands import cmd_bench, cmd_costs, cmd_demo, cmd_generate, cmd_predict, cmd_shadow
 
 DTYPES = sorted(config.DTYPES_BY_NAME)
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 
 
 class _Help(argparse.ArgumentDefaultsHelpFormatter):
@@ -44,9 +45,9 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     """Which models to load and where: shared by every command that loads a family."""
     p.add_argument("--family", choices=FAMILIES, default=None,
                    help=f"model family (default: $CSD_FAMILY, else tiny-t5; now {config.FAMILY})")
-    p.add_argument("--target", default=None, metavar="ID",
+    p.add_argument("--target", type=model_id, default=None, metavar="ID",
                    help="your own target instead of --family: a hub id or local folder (seq2seq or causal)")
-    p.add_argument("--drafters", default=None, metavar="ID,ID",
+    p.add_argument("--drafters", type=model_ids, default=None, metavar="ID,ID",
                    help="with --target: drafters, largest first, sharing the target's tokenizer; MaG is added")
     p.add_argument("--device", type=device_arg, default=None,
                    help="torch device, e.g. cpu, cuda, cuda:1 (default: the policy's; tiny families stay on the CPU)")
@@ -129,7 +130,7 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
 
     co = command("costs", "measure a family's per-call cost model t(n, L) and store it")
     add_model_args(co)
-    co.add_argument("--seconds", type=finite_float, default=20.0, help="measurement budget")
+    co.add_argument("--seconds", type=positive_float, default=20.0, help="measurement budget")
     co.add_argument("--threads", type=positive_int, default=1, help="torch threads (benchmarks use 1)")
     co.add_argument("--out", default=None, help="cost model JSON to write (default: results/costs-<family>-<device>.json)")
     co.set_defaults(func=cmd_costs)
@@ -152,10 +153,10 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
                     help="acceptance profile: 'paper' (FLAN-T5, Fig. 2), a bench results JSONL of your runs, or "
                          "rates: one per drafter with MaG last (0.8,0.7,0.3) or pairs (target<-base=0.8,...); "
                          "a rate may be per-position rates joined by ':'")
-    pr.add_argument("--target", default=None, metavar="ID",
+    pr.add_argument("--target", type=model_id, default=None, metavar="ID",
                     help="your own target instead of --family: a hub id in the cache or a local folder (its "
                          "config.json only is read)")
-    pr.add_argument("--drafters", default=None, metavar="ID,ID", help="with --target: drafters, largest first")
+    pr.add_argument("--drafters", type=model_ids, default=None, metavar="ID,ID", help="with --target: drafters, largest first")
     pr.add_argument("--device", type=device_arg, default=None, help="torch device (default: the best available)")
     pr.add_argument("--max-layers", type=positive_int, default=None,
                     help="measure real models at this depth and scale each call to the full depth "
@@ -164,7 +165,7 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
                     help="price with this cost model JSON (python -m csd_lib.costs --out) instead of measuring")
     pr.add_argument("--max-new-tokens", type=positive_int, default=128, help="tokens per generation priced")
     pr.add_argument("--prompt-tokens", type=positive_int, default=100, help="prompt length priced")
-    pr.add_argument("--seconds", type=finite_float, default=20.0, help="cost measurement budget")
+    pr.add_argument("--seconds", type=positive_float, default=20.0, help="cost measurement budget")
     pr.add_argument("--threads", type=positive_int, default=1, help="torch threads on a CPU (benchmarks use 1)")
     pr.add_argument("--json", action="store_true", help="print the prediction as one JSON line")
     pr.add_argument("--out", default=None, help="also write the prediction as JSON to this file")

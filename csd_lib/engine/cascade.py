@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from .generation import TARGET_BONUS, TARGET_CORRECTION, Event, Generation
-from .inputs import check_family, check_prompt
+from .inputs import check_family, check_prompt, check_prompt_length
 from .mag import MaG
 from .models import LM
 from .plan import MAG_LENIENCE, METHODS, Plan, make_plan, validate_k
@@ -242,7 +242,7 @@ def encode_prompt(family, prompt) -> list[int]:
     ids = prompt_ids(family.tokenizer, prompt, family.prompt_style) if isinstance(prompt, str) else prompt
     if not ids:
         raise ValueError("the prompt is empty; pass at least one token")
-    return ids
+    return check_prompt_length(ids, [family.target, *family.drafters])
 
 
 def generate(family, prompt, method: str = "csd", k=None, lenience=None, temperature: float = 0.0,

@@ -9,6 +9,8 @@ import numbers
 import numpy as np
 import torch
 
+from .. import config
+
 FAMILY_PARTS = ("tokenizer", "target", "drafters", "mag")
 
 
@@ -54,6 +56,33 @@ def check_prompt(prompt, vocab_size: int):
     if out:
         raise ValueError(f"prompt token id {out[0]} is out of range [0, {vocab_size}) for this family's "
                          f"vocabulary; pass ids from its tokenizer")
+    return ids
+
+
+def prompt_limit() -> int:
+    """The prompt limit of models without a position limit: ``config.MAX_PROMPT_TOKENS``
+    (``$CSD_MAX_PROMPT_TOKENS``, default 2048)."""
+    value = config.MAX_PROMPT_TOKENS
+    try:
+        limit = int(value)
+    except (TypeError, ValueError):
+        limit = 0
+    if isinstance(value, bool) or limit < 1 or str(limit) != str(value).strip():
+        raise ValueError(f"CSD_MAX_PROMPT_TOKENS (csd_lib.config.MAX_PROMPT_TOKENS) is {value!r}, not an integer "
+                         f">= 1; unset it for the default 2048, or give e.g. 4096")
+    return limit
+
+
+def check_prompt_length(ids: list[int], models) -> list[int]:
+    """``ids`` if every one of ``models`` (LMs) without a position limit (``max_length`` None: T5's
+    relative positions) takes a prompt that long (:func:`prompt_limit`); checked before any tensor is
+    made. A position limit is checked with ``max_new_tokens`` (``cascade.run_plan``, ``LM.start``)."""
+    for lm in models:
+        if lm.max_length is None and len(ids) > prompt_limit():
+            raise ValueError(f"the prompt has {len(ids)} tokens, more than the limit of {prompt_limit()} for models "
+                             f"with relative positions such as '{lm.name}' (memory grows with the square of the "
+                             f"prompt); shorten the prompt, or raise the limit with CSD_MAX_PROMPT_TOKENS=N "
+                             f"(csd_lib.config.MAX_PROMPT_TOKENS)")
     return ids
 
 

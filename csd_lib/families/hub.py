@@ -163,6 +163,7 @@ def load_lm(name: str, path_or_id: str, device=None, dtype=None, real: bool = Fa
     logits on a short input; if not, it is reloaded in fp32 and a line says so.
     """
     from transformers import AutoConfig
+    hide_weight_loading_bars()  # as in the CLI and the notebooks: only download bars show
     cfg = AutoConfig.from_pretrained(path_or_id, local_files_only=hf_kwargs.get("local_files_only", False))
     pol = policy or config.policy("real" if real else "tiny", model_arch(cfg), config.describe_device(device),
                                   dtype, device)

@@ -4,6 +4,7 @@ nothing.
 from __future__ import annotations
 
 import logging
+import numbers
 
 import numpy as np
 import torch
@@ -57,6 +58,9 @@ def random_family(arch: str = "t5", vocab_size: int = 64, n_drafters: int = 2, s
                   dtype=torch.float64, drafter_is_target: bool = False, k=None, lenience: float = 2.0,
                   eos: int | None = 1, bigram: np.ndarray | None = None) -> Family:
     """A family of random tiny models (for tests only: random weights teach nothing)."""
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, numbers.Integral) or vocab_size < 4:
+        raise ValueError(f"vocab_size must be an integer >= 4 (pad, eos and unk, then words w3...), got "
+                         f"{vocab_size!r}")
     target_model = toy_model(arch, vocab_size, "target", seed, dtype, eos)
     drafters = []
     for i, role in enumerate(roles(n_drafters)):

@@ -10,9 +10,12 @@ the generation's :class:`csd_lib.plan.Plan` under ``plan`` (:class:`csd_lib.reco
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import os
+import signal
+import threading
 from pathlib import Path
 
 import torch
@@ -21,9 +24,9 @@ from tqdm.auto import tqdm
 from ..engine.cascade import encode_prompt, generate
 from ..engine.models import CLOCKS
 from ..engine.plan import Plan, check_lenience, check_mag_lenience, check_max_new_tokens, make_plan
-from ..fileio import write_atomic
+from ..fileio import check_output_path, write_atomic
 from .machine import environment
-from .records import ALL_METHODS, HF_METHODS, read_records
+from .records import ALL_METHODS, HF_METHODS, other_run, read_records
 
 SETTINGS = ("k", "lenience", "mag_lenience", "drafters")  # what a method runs with, compared when a results file is resumed
 
@@ -119,11 +122,14 @@ def resume_problem(records: list[dict], family, examples, methods, max_new_token
     """
     k, sd_k = task_k(family, examples, k, sd_k)
     want = {m: method_settings(family, m, k, lenience, sd_k, mag_lenience) for m in dict.fromkeys(methods)}
+    problem = other_run(records, family=family.name)
+    if problem:
+        return problem
     for i, r in enumerate(records, 1):
         if "error" in r:
             continue
         ex = examples[r["example"]] if r["example"] < len(examples) else None
-        pairs = [("family", r.get("family"), family.name), ("split", r.get("split", "test"), split),
+        pairs = [("split", r.get("split", "test"), split),
                  ("seed", r.get("seed", 0), seed), ("max_new_tokens", r.get("max_new_tokens"), max_new_tokens),
                  ("clock", r.get("clock", "wall"), clock)]
         if ex is not None:
@@ -147,6 +153,66 @@ def _repair(path: Path, records: list[dict]) -> None:
         write_atomic(path, good)
 
 
+class BenchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a bench: ``args`` = (results written by this run, results it had to write)."""
+
+
+@contextlib.contextmanager
+def _held_interrupt():
+    """SIGINT waits until the block ends (in the main thread, where the OS can hold it back)."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+_HELD: set[str] = set()  # results files this process holds the lock of
+
+
+@contextlib.contextmanager
+def results_lock(out: Path):
+    """One writer per results file: an advisory lock (``fcntl.flock``) on ``OUT.lock``, which holds the
+    writer's pid, for as long as the block runs; the file goes when the block ends. A file another
+    process holds is a ValueError naming that process; inside the block the same file may be locked again.
+    """
+    key = os.path.realpath(out)
+    if key in _HELD:
+        yield
+        return
+    lock = Path(key + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise ValueError(f"{out} is being written by another bench (pid {pid}, lock {lock}); wait for it to "
+                             f"finish, or give another --out") from None
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(lock))
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # the holder removed it as we opened it: take a fresh one
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    _HELD.add(key)
+    try:
+        yield
+    finally:
+        _HELD.discard(key)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)
+        os.close(fd)
+
+
 def _load1() -> float | None:
     """The machine's 1-minute load average (how busy the CPUs were), where the OS reports one."""
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
@@ -154,6 +220,16 @@ def _load1() -> float | None:
 
 def _key(r: dict) -> tuple[int, str, int]:
     return r["example"], r["method"], r.get("rep", 0)
+
+
+def _first_of_each(records: list[dict]) -> tuple[list[dict], int]:
+    """(the first record of each (example, method, repeat), how many later duplicates were dropped)."""
+    seen, out = set(), []
+    for r in records:
+        if _key(r) not in seen:
+            seen.add(_key(r))
+            out.append(r)
+    return out, len(records) - len(out)
 
 
 def check_clock(clock: str, device=None) -> str:
@@ -201,6 +277,9 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     ``mag_lenience`` (csd only) is passed to csd's plan. With no ``k`` (``sd_k``), csd (sd) runs the
     family's K for the examples' task (:func:`task_k`).
     ``stop_after`` ends the run after that many new lines (used to test resumption).
+    The whole run holds the file's lock (:func:`results_lock`: a second writer is refused); a resumed
+    file keeps the first of duplicate (example, method, repeat) lines. Ctrl-C raises
+    :class:`BenchInterrupted` (a KeyboardInterrupt) after the last complete line.
     """
     bad = [m for m in methods if m not in ALL_METHODS]
     if bad:
@@ -217,13 +296,24 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
         methods = ["ar", *methods]  # the reference for identity and speedups
     k, sd_k = task_k(family, examples, k, sd_k)
     out = Path(out)
+    check_output_path(out, "out")  # an existing folder, device or FIFO is refused; a symlink is written through
+    with results_lock(out):
+        return _run_locked(family, examples, methods, out, max_new_tokens, k, lenience, warmup, progress, stop_after,
+                           repeats, sd_k, split, seed, mag_lenience, clock)
+
+
+def _run_locked(family, examples, methods, out, max_new_tokens, k, lenience, warmup, progress, stop_after,
+                repeats, sd_k, split, seed, mag_lenience, clock) -> list[dict]:
+    """:func:`run_bench` once it holds the results file's lock."""
     records = read_records(out)
     problem = resume_problem(records, family, examples, methods, max_new_tokens, k, lenience, sd_k, split, seed,
                              mag_lenience, clock)
     if problem:
         raise ValueError(f"{out} holds another run's results ({problem}); resume it with the same settings, "
                          f"or write to a new file")
-    records = [r for r in records if "error" not in r]  # failed lines are run again
+    records, dups = _first_of_each([r for r in records if "error" not in r])  # failed lines are run again
+    if dups:
+        log.warning(f"bench: {out} held {dups} duplicate (example, method, repeat) line(s); kept the first of each")
     _repair(out, records)
     done = {_key(r) for r in records}
     todo = [(i, m, rep) for i in range(len(examples)) for rep in range(repeats)
@@ -236,28 +326,32 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     settings = dict(k=k, lenience=lenience, sd_k=sd_k, mag_lenience=mag_lenience)
     out.parent.mkdir(parents=True, exist_ok=True)
     with use_clock(family, clock), open(out, "a", encoding="utf-8") as f:
-        warm = [m for _ in range(warmup) for m in methods]  # first calls of a new shape are slow: never time them
-        for m in tqdm(warm, desc=f"warm-up {family.name}", disable=not progress or not warm, leave=False):
-            try:
-                run_one(family, examples[0].prompt, m, min(32, max_new_tokens), **settings)
-            except Exception:  # noqa: BLE001 - the timed run records this method's error
-                pass
         written = 0
-        for i, m, rep in tqdm(todo, desc=f"bench {family.name}", disable=not progress):
-            ex = examples[i]
-            try:
-                rec = run_one(family, ex.prompt, m, max_new_tokens, **settings)
-            except Exception as e:  # noqa: BLE001 - one failing example must not end a long run
-                rec = {"error": f"{type(e).__name__}: {e}"}
-            rec.update(example=i, method=m, rep=rep, family=family.name, task=ex.task, split=split, seed=seed,
-                       source=ex.source, max_new_tokens=max_new_tokens, env=env, clock=clock, load1=_load1())
-            f.write(json.dumps(rec) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-            records.append(rec)
-            written += 1
-            if stop_after is not None and written >= stop_after:
-                break
+        try:
+            warm = [m for _ in range(warmup) for m in methods]  # first calls of a new shape are slow: never time them
+            for m in tqdm(warm, desc=f"warm-up {family.name}", disable=not progress or not warm, leave=False):
+                try:
+                    run_one(family, examples[0].prompt, m, min(32, max_new_tokens), **settings)
+                except Exception:  # noqa: BLE001 - the timed run records this method's error
+                    pass
+            for i, m, rep in tqdm(todo, desc=f"bench {family.name}", disable=not progress):
+                ex = examples[i]
+                try:
+                    rec = run_one(family, ex.prompt, m, max_new_tokens, **settings)
+                except Exception as e:  # noqa: BLE001 - one failing example must not end a long run
+                    rec = {"error": f"{type(e).__name__}: {e}"}
+                rec.update(example=i, method=m, rep=rep, family=family.name, task=ex.task, split=split, seed=seed,
+                           source=ex.source, max_new_tokens=max_new_tokens, env=env, clock=clock, load1=_load1())
+                with _held_interrupt():  # a line is written whole and counted, then Ctrl-C lands
+                    f.write(json.dumps(rec) + "\n")
+                    f.flush()
+                    os.fsync(f.fileno())
+                    records.append(rec)
+                    written += 1
+                if stop_after is not None and written >= stop_after:
+                    break
+        except KeyboardInterrupt:
+            raise BenchInterrupted(written, len(todo)) from None
     return records
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import stat
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -90,16 +91,29 @@ def fastest(records) -> dict[str, dict[int, BenchRecord]]:
     return by
 
 
-def read_records(path: Path) -> list[dict]:
+MAX_RESULTS_BYTES = 256 * 2 ** 20  # far more than any results file holds (a line is a few KB)
+RESUME_FIX = "delete that line to re-run its example, or pass a new --out"
+
+
+def read_records(path: Path, fix: str = RESUME_FIX) -> list[dict]:
     """Complete JSON lines of a results file; a torn last line (crash mid-write) is dropped.
 
-    Any other line that is not a record is a ValueError naming the file, the line and the fix.
+    A path that is not a regular file, a file over :data:`MAX_RESULTS_BYTES`, and any other line that is
+    not a record are each a ValueError naming the file (and the line) and ``fix``.
     """
     path = Path(path)
-    if not path.exists():
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
         return []
-    fix = "delete that line to re-run its example, or pass a new --out"
-    data = path.read_bytes()
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{path} is not a regular file (a folder, device or pipe), so it holds no results; "
+                         f"give a results JSONL file")
+    with open(path, "rb") as f:
+        data = f.read(MAX_RESULTS_BYTES + 1)
+    if len(data) > MAX_RESULTS_BYTES:
+        raise ValueError(f"{path} is larger than {MAX_RESULTS_BYTES // 2 ** 20} MiB, more than a results file "
+                         f"holds; give a results JSONL file written by bench")
     out = []
     for i, raw in enumerate(data.splitlines(keepends=True), 1):
         if not raw.endswith(b"\n"):
@@ -121,6 +135,19 @@ def read_records(path: Path) -> list[dict]:
             raise ValueError(f"{path}:{i} has neither 'stats' nor 'error'; {fix}")
         out.append(rec)
     return out
+
+
+def other_run(records: list[dict], **want) -> str | None:
+    """The first line (error lines aside) whose ``family``, ``task``, ... is not the one wanted:
+    ``line N: family is 'x' there, 'y' now``; None if every line matches. Bench's resume check and
+    predict's acceptance file both use it."""
+    for i, r in enumerate(records, 1):
+        if "error" in r:
+            continue
+        for key, value in want.items():
+            if r.get(key) != value:
+                return f"line {i}: {key} is {r.get(key)!r} there, {value!r} now"
+    return None
 
 
 def _index(x) -> bool:

@@ -351,7 +351,8 @@ class _Alg1Sim:
 
 # long: its docstring documents every argument; the code is about 30 lines
 def predict_speedup(plan: Plan, acceptance: Mapping, costs, n_sim: int = 20_000, seed: int = 0,
-                    cache_length: float | None = None, horizon: int | None = None, target: str = "target") -> dict:
+                    cache_length: float | None = None, horizon: int | None = None, target: str = "target",
+                    max_steps: int | None = None) -> dict:
     """Monte Carlo speedup of Algorithm 1 under Bernoulli acceptance.
 
     Args:
@@ -377,10 +378,14 @@ def predict_speedup(plan: Plan, acceptance: Mapping, costs, n_sim: int = 20_000,
             the last steps (``max(100, n_sim // 10)`` generations), instead of unbounded
             steps. Short generations waste part of their last draft; None: unbounded.
         target: the target's name in ``acceptance`` and ``costs``.
+        max_steps: with a horizon, simulate at most this many top-level steps per generation (the
+            work of one is bounded by K): a generation not done by then is priced by the tokens and
+            cost of its steps so far (the last draft's waste is not simulated). None: no cap.
     Returns:
         dict with speedup (AR cost per token / simulated cost per token), speedup_se,
         tokens_per_target_call, calls_per_token {name: ...}, cost_per_token and
-        cost_share {name: share of the cost per token}.
+        cost_share {name: share of the cost per token}; with a horizon, ``steps`` (top-level
+        steps simulated) and ``capped`` (whether ``max_steps`` ended them).
     """
     if not isinstance(plan, Plan):
         raise ValueError(f"predict_speedup takes a csd_lib.plan.Plan (e.g. Plan.sd(4, 'small'), a generation's "
@@ -401,9 +406,10 @@ def predict_speedup(plan: Plan, acceptance: Mapping, costs, n_sim: int = 20_000,
     if horizon is None:
         tokens = sim.step(drafters, target, K, np.ones(n_rep, dtype=bool)).astype(float)
     else:                                      # whole generations: steps until each has `horizon` tokens
-        done = np.zeros(n_rep, dtype=np.int64)
-        while (done < horizon).any():
+        done, steps = np.zeros(n_rep, dtype=np.int64), 0
+        while (done < horizon).any() and (max_steps is None or steps < max_steps):
             done += sim.step(drafters, target, K, done < horizon, horizon - done, done)
+            steps += 1
         tokens = done.astype(float)
     summ = _mc_summary(tokens, sim.cost)      # ewif here = tokens per unit cost
     total = tokens.sum()
@@ -413,7 +419,8 @@ def predict_speedup(plan: Plan, acceptance: Mapping, costs, n_sim: int = 20_000,
                 tokens_per_target_call=float(total / sim.calls[target]),
                 calls_per_token={name: float(sim.calls[name] / total) for name in sim.names},
                 cost_per_token=float(cost_per_token), n_sim=n_rep,
-                cost_share={name: (v / spent if spent else float("nan")) for name, v in sim.cost_by.items()})
+                cost_share={name: (v / spent if spent else float("nan")) for name, v in sim.cost_by.items()},
+                **({} if horizon is None else {"steps": steps, "capped": bool((done < horizon).any())}))
 
 
 # ---------------------------------------------------------------------------

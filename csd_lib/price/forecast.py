@@ -12,10 +12,12 @@ own runs, or explicit rates.
 """
 from __future__ import annotations
 
+import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from .. import config
 from ..engine.mag import MaG
@@ -29,7 +31,7 @@ from ..families.presets import DEFAULT_LENIENCE, REAL_PRESETS, TINY_PRESETS
 from ..families.shadow import LAYER_KEYS, shadow_model
 from ..measure.acceptance import acceptance_table, complete_table
 from ..measure.machine import device_name
-from ..measure.records import as_records, fastest, read_records
+from ..measure.records import as_records, fastest, other_run, read_records
 from .costfile import read_cost_file
 from .costmodel import CallFit, CostModel
 from .predict import run_table
@@ -45,6 +47,7 @@ ASSUMED_MAG = 0.3        # not published: MaG's rate for every reviewer (the tun
 SD_KS = tuple(range(1, 25))
 VERTICAL_KS = tuple(range(1, 17))
 CPU_MAX_LAYERS = 2       # the depth measured on a CPU unless --max-layers says otherwise
+MC_MAX_STEPS = 32        # top-level steps simulated per generation at most (low acceptance: 1 token a step)
 
 
 # -- acceptance profiles -----------------------------------------------------------------------
@@ -112,17 +115,33 @@ def parse_rates(text: str, levels: list[str]) -> dict:
                 or levels.index(reviewer) >= levels.index(proposer):
             raise ValueError(f"--acceptance: {t!r} is not REVIEWER<-PROPOSER=RATE with the reviewer above the "
                              f"proposer among {', '.join(levels)}; e.g. {example}")
+        if (reviewer, proposer) in table:
+            raise ValueError(f"--acceptance gives {reviewer}<-{proposer} twice; give each pair once")
         table[(reviewer, proposer)] = _rate(val, pair)
     return complete_table(table, levels)
 
 
-def read_acceptance_file(path: str) -> list:
-    """A bench results file's successful records; missing, empty or without acceptance: ValueError."""
+def read_acceptance_file(path: str, family: str) -> list:
+    """A bench results file's successful records, all of ``family`` and one task (as bench checks a
+    file it resumes: :func:`csd_lib.measure.records.other_run`); missing, a folder, another family's,
+    or without acceptance: ValueError."""
     p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"--acceptance {path}: no such file; give 'paper', rates (e.g. 0.7,0.6,0.3) or a "
-                         f"bench results JSONL (python -m csd_lib bench --out FILE)")
-    recs = [r for r in read_records(p) if "error" not in r]
+    how = "give 'paper', rates (e.g. 0.7,0.6,0.3) or a bench results JSONL (python -m csd_lib bench --out FILE)"
+    if p.is_dir():
+        raise ValueError(f"--acceptance {path} is a folder, not a results file; {how}")
+    if not p.exists():
+        raise ValueError(f"--acceptance {path}: no such file; {how}")
+    recs = read_records(p, fix="delete that line, or give another --acceptance file")
+    problem = other_run(recs, family=family)
+    if problem:
+        there = next(r.get("family") for r in recs if "error" not in r and r.get("family") != family)
+        raise ValueError(f"--acceptance {path} holds another family's runs ({problem}); predict with --family "
+                         f"{there}, or bench {family} into a file of its own and pass that")
+    recs = [r for r in recs if "error" not in r]
+    tasks = sorted({str(r.get("task")) for r in recs})
+    if len(tasks) > 1:
+        raise ValueError(f"--acceptance {path} holds runs of {len(tasks)} tasks ({', '.join(tasks)}), whose "
+                         f"acceptance differs; give a file of one task (bench writes one per --out)")
     if not any(r["stats"].get("acceptance") for r in recs):
         raise ValueError(f"--acceptance {path} holds no speculative run with acceptance counts; run "
                          f"python -m csd_lib bench with sd or csd into it")
@@ -221,30 +240,31 @@ def _row(method: str, plan: Plan, price: dict, **extra) -> dict:
 
 
 def price_grid(neural: list[str], k, lenience: float, cost_model: CostModel, table_for, shape_for,
-               n_sim: int = 4000, sd_ks=SD_KS, vertical_ks=VERTICAL_KS, mag_block: int = MAG_BLOCK) -> list[dict]:
+               n_sim: int = 4000, sd_ks=SD_KS, vertical_ks=VERTICAL_KS, mag_block: int = MAG_BLOCK,
+               max_steps: int | None = None, progress: bool = False) -> list[dict]:
     """Rows {method, k, speedup, tokens_per_s, ...} for AR, SD with each drafter at every k, the
     vertical cascade (largest drafter + MaG) at every k, and CSD over the tuner's K grid plus ``k``.
 
     ``table_for(method, plan)`` and ``shape_for(method)`` give the acceptance table and the
-    (tokens, start) to price a plan on.
+    (tokens, start) to price a plan on. ``max_steps``: the Monte Carlo's cap on steps per generation
+    (a capped row says ``capped``); ``progress``: a bar on stderr, one tick per plan.
     """
-    rows = []
-
-    def price(method, plan, **extra):
-        tokens, start = shape_for(method)
-        price_ = price_plan(plan, table_for(method, plan), cost_model, tokens, start, n_sim=n_sim)
-        rows.append(_row(method, plan, price_, **extra))
-    price("ar", Plan.ar())
-    for d in neural:
-        for n in sd_ks:
-            price("sd", Plan.sd(n, d), drafter=d)
     drafters = [*neural, "mag"]
-    for n in vertical_ks:
-        price("vertical", Plan.csd(drafters, vertical_k(n, len(drafters), mag_block), lenience, mag_block))
     grid = [g for g, _ in candidate_grid(len(neural), leniences=(lenience,), mag=mag_block)]
     own = [list(r) for r in k]
-    for g in grid + ([own] if own not in grid else []):
-        price("csd", Plan.csd(drafters, g, lenience, mag_block), preset=g == own)
+    plans = [("ar", Plan.ar(), {})]
+    plans += [("sd", Plan.sd(n, d), {"drafter": d}) for d in neural for n in sd_ks]
+    plans += [("vertical", Plan.csd(drafters, vertical_k(n, len(drafters), mag_block), lenience, mag_block), {})
+              for n in vertical_ks]
+    plans += [("csd", Plan.csd(drafters, g, lenience, mag_block), {"preset": g == own})
+              for g in grid + ([own] if own not in grid else [])]
+    rows = []
+    for method, plan, extra in tqdm(plans, desc="predict: pricing plans", unit="plan", disable=not progress,
+                                    file=sys.stderr):
+        tokens, start = shape_for(method)
+        price_ = price_plan(plan, table_for(method, plan), cost_model, tokens, start, n_sim=n_sim,
+                            max_steps=max_steps)
+        rows.append(_row(method, plan, price_, **extra, **({"capped": True} if price_.get("capped") else {})))
     return rows
 
 
@@ -260,14 +280,16 @@ def best_rows(rows: list[dict]) -> dict:
 def forecast(family_name: str | None, acceptance: str = "paper", device=None, max_layers: int | None = None,
              cost_file: str | None = None, max_new_tokens: int = 128, prompt_tokens: int = 100,
              seconds: float = 20.0, n_sim: int = 4000, *, target: str | None = None, drafters=None,
-             costs: str | None = None) -> dict:
+             costs: str | None = None, max_steps: int | None = MC_MAX_STEPS, progress: bool = False) -> dict:
     """Predicted tokens/s and speedup of every method on ``device`` (see the module docstring).
 
     ``acceptance``: 'paper', a bench results JSONL, or rates (:func:`parse_rates`). ``cost_file``: a
     cost model JSON to price with instead of measuring (``costs``: its former keyword, which notebook
     05 passes). ``max_new_tokens``, ``prompt_tokens``: the generation priced (a results file gives its
     own, per method). ``target``, ``drafters``: your own models instead of ``family_name``
-    (:func:`family_spec`). Checks every input before anything is built.
+    (:func:`family_spec`). ``max_steps``: the Monte Carlo's cap on steps per generation
+    (:func:`csd_lib.ewif.predict_speedup`; a note says how many plans reached it); ``progress``: a bar
+    on stderr over the plans priced. Checks every input before anything is built.
     """
     cost_file = costs if cost_file is None else cost_file
     spec = family_spec(family_name, target, drafters)
@@ -293,7 +315,12 @@ def forecast(family_name: str | None, acceptance: str = "paper", device=None, ma
         notes.append(f"costs: {cost_file} (measured on {cm.device})")
     own_shape = (float(max_new_tokens), 1.0 if spec["seq2seq"] else float(prompt_tokens))
     table_for, shape_for = _pricing_inputs(recs, table, levels, cm, own_shape)
-    rows = price_grid(neural, spec["k"], spec["lenience"], cm, table_for, shape_for, n_sim=n_sim)
+    rows = price_grid(neural, spec["k"], spec["lenience"], cm, table_for, shape_for, n_sim=n_sim,
+                      max_steps=max_steps, progress=progress)
+    capped = sum(r.get("capped", False) for r in rows)
+    if capped:
+        notes.append(f"Monte Carlo: {capped} of {len(rows)} plans emit so few tokens a step that their "
+                     f"generations were cut at {max_steps} steps and priced by those steps' cost per token")
     out.update(tokens=shape_for("csd")[0], depth=depth, notes=notes, best=best_rows(rows), rows=rows,
                cost_model=cm.to_dict() | {"samples": []})
     return out
@@ -308,8 +335,8 @@ def _acceptance_source(acceptance: str, levels: list[str], spec: dict) -> tuple[
         notes += pnotes
         if spec["name"] != "flan-t5":
             notes.append(f"the profile was measured against FLAN-T5-XXL; for {spec['name']} it is an assumption")
-    elif Path(acceptance).suffix in (".jsonl", ".json") or Path(acceptance).exists():
-        recs = read_acceptance_file(acceptance)
+    elif acceptance.strip() and (Path(acceptance).suffix in (".jsonl", ".json") or Path(acceptance).exists()):
+        recs = read_acceptance_file(acceptance, spec["name"])
         notes.append(f"acceptance: each method's own runs in {acceptance} (methods it lacks: all its runs pooled)")
     else:
         table = parse_rates(acceptance, levels)

@@ -12,7 +12,7 @@ from .ewif import predict_speedup
 
 
 def price_plan(plan: Plan, table: dict, cost_model, tokens: float, start: float, n_sim: int = 4000,
-               seed: int = 0) -> dict:
+               seed: int = 0, max_steps: int | None = None) -> dict:
     """Seconds per generation of ``tokens`` tokens by ``plan``, against AR.
 
     ``table``: {(reviewer, proposer): per-position conditional acceptance}, or {lenience: such a
@@ -20,7 +20,8 @@ def price_plan(plan: Plan, table: dict, cost_model, tokens: float, start: float,
     scoring ``n`` tokens costs ``t(n, L)`` at the mean cache length ``L = start + tokens / 2``;
     each model's start per generation (T5: the encoder pass; Llama: the prompt prefill,
     t(start, 0)) is spread over the output. Returns speedup, tokens_per_s, ar_tokens_per_s,
-    cache_length, cost_share and (not for AR) tokens_per_target_call.
+    cache_length, cost_share and (not for AR) tokens_per_target_call and ``capped`` (``max_steps``:
+    :func:`csd_lib.ewif.predict_speedup`'s cap on simulated steps, None: none).
     """
     L = start + tokens / 2
     models = ["target", *plan.neural]
@@ -32,7 +33,8 @@ def price_plan(plan: Plan, table: dict, cost_model, tokens: float, start: float,
     out = {"cache_length": L, "ar_tokens_per_s": tokens / ar_time}
     if plan.method == "ar":
         return {**out, "speedup": 1.0, "tokens_per_s": tokens / ar_time, "cost_share": {"target": 1.0}}
-    p = predict_speedup(plan, table, cost_model, n_sim=n_sim, seed=seed, cache_length=L, horizon=round(tokens))
+    p = predict_speedup(plan, table, cost_model, n_sim=n_sim, seed=seed, cache_length=L, horizon=round(tokens),
+                        max_steps=max_steps)
     time = sum(setup(n) for n in models) + tokens * p["cost_per_token"]
     return {**out, "speedup": ar_time / time, "tokens_per_s": tokens / time, "cost_share": p["cost_share"],
-            "tokens_per_target_call": p["tokens_per_target_call"]}
+            "tokens_per_target_call": p["tokens_per_target_call"], "capped": p["capped"]}

@@ -6,7 +6,8 @@ import json
 import pytest
 import torch
 
-from csd_lib.cli.args import (arg_drafters, check_out_path, device_arg, finite_float, free_path, method_list,
+from csd_lib.fileio import check_output_path
+from csd_lib.cli.args import (arg_drafters, device_arg, finite_float, free_path, method_list,
                               positive_int, read_k, read_prompts, read_text, seed_int)
 from csd_lib.measure.records import ALL_METHODS
 
@@ -74,15 +75,14 @@ def test_read_k_errors(tmp_path):
         read_k(f"@{tmp_path / 'missing.json'}")
 
 
-def test_check_out_path(tmp_path):
-    check_out_path(None, "--out")
-    check_out_path(str(tmp_path / "new" / "deeper" / "out.jsonl"), "--out")  # folders to be made are fine
-    with pytest.raises(ValueError, match=rf"^--plot {tmp_path} is a directory; give a file path$"):
-        check_out_path(str(tmp_path), "--plot")
+def test_check_output_path(tmp_path):
+    check_output_path(str(tmp_path / "new" / "deeper" / "out.jsonl"), "--out")  # folders to be made are fine
+    with pytest.raises(ValueError, match=rf"^--plot {tmp_path} is a directory, not a regular file; give a file path$"):
+        check_output_path(str(tmp_path), "--plot")
     f = tmp_path / "file.txt"
     f.write_text("x", encoding="utf-8")
     with pytest.raises(ValueError, match=rf"^--out {f}/out.jsonl: {f} is a file, not a folder"):
-        check_out_path(str(f / "out.jsonl"), "--out")
+        check_output_path(str(f / "out.jsonl"), "--out")
 
 
 def test_free_path_counts_up(tmp_path):
