@@ -10,13 +10,17 @@ the generation's :class:`csd_lib.plan.Plan` under ``plan`` (:class:`csd_lib.reco
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import os
 import signal
 import threading
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks, so results files are not guarded there
+    fcntl = None
 
 import torch
 from tqdm.auto import tqdm
@@ -181,6 +185,10 @@ def results_lock(out: Path):
     """
     key = os.path.realpath(out)
     if key in _HELD:
+        yield
+        return
+    if fcntl is None:
+        log.warning("this platform has no advisory file locks: nothing stops a second bench on %s", out)
         yield
         return
     lock = Path(key + ".lock")

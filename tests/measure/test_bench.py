@@ -339,3 +339,12 @@ def test_record_round_trips_through_json_with_its_plan(tmp_path):
         assert rec.plan == Plan.from_dict(raw["plan"]) and rec.plan.method == raw["method"]
         assert rec.to_dict() == raw
 
+
+
+def test_without_advisory_locks_a_bench_warns_and_runs(tmp_path, monkeypatch, caplog):
+    from csd_lib.measure import bench
+    monkeypatch.setattr(bench, "fcntl", None)  # a platform without fcntl (Windows)
+    with caplog.at_level("WARNING", logger=bench.__name__):
+        with bench.results_lock(tmp_path / "r.jsonl"):
+            pass
+    assert "no advisory file locks" in caplog.text and not (tmp_path / "r.jsonl.lock").exists()
