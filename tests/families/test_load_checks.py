@@ -82,7 +82,9 @@ def test_target_that_is_no_folder(no_loading, capsys, bad):
     with pytest.raises(ValueError, match="no such folder"):
         families.check_method(None, "ar", target="google/flan-t5-small", drafters=[bad])
     from csd_lib.cli.main import main
-    assert main(["generate", "--target", bad, "--prompt", "hi"]) == 2
+    with pytest.raises(SystemExit) as e:  # refused by the argument's own check, before anything loads
+        main(["generate", "--target", bad, "--prompt", "hi"])
+    assert e.value.code == 2
     out, err = capsys.readouterr()
     assert out == "" and "no such folder" in err and "repo" not in err.lower()
 
