@@ -8,7 +8,7 @@
   between the two is compared with the TV that pure sampling noise gives at the same
   sample size (:func:`noise_tv`).
 - Notebooks: :func:`check_identical` asserts greedy identity where the target runs in fp32
-  or fp64, and reports (never raises) where it runs in bf16 or fp16.
+  or fp64 (:func:`exact_dtype`), and reports (never raises) where it runs in bf16 or fp16.
 """
 from __future__ import annotations
 
@@ -190,6 +190,12 @@ def _top2_gaps(family, prompt, ref: list[int], positions: list[int]) -> dict[int
     return {p: float(top[p - lo, 0] - top[p - lo, 1]) for p in positions}
 
 
+def exact_dtype(family) -> bool:
+    """Whether the family's target computes in fp32 or fp64, where greedy identity with AR is exact
+    (bf16/fp16 may flip near-tied argmaxes: count and explain those, as :func:`check_identical` does)."""
+    return family.target.dtype in (torch.float32, torch.float64)
+
+
 def check_identical(family, ref, *gens, prompt=None) -> IdentityReport:
     """Greedy identity of ``gens`` with AR's ``ref``: asserted in fp32/fp64, reported otherwise.
 
@@ -219,8 +225,7 @@ def check_identical(family, ref, *gens, prompt=None) -> IdentityReport:
              for i, g in enumerate(gens)]
     diffs = [(name, g, _first_diff(g.token_ids, ref.token_ids)) for name, g in zip(names, gens)]
     diffs = [(name, g, pos) for name, g, pos in diffs if pos is not None]
-    exact = dtype in (torch.float32, torch.float64)
-    if exact and diffs:
+    if exact_dtype(family) and diffs:
         name, g, pos = diffs[0]
         raise AssertionError(f"{name} differs from AR at token {pos} in {str(dtype).removeprefix('torch.')}: "
                              f"{g.token_ids[pos:pos + 5]} vs AR {ref.token_ids[pos:pos + 5]}; greedy "
