@@ -190,6 +190,23 @@ def _top2_gaps(family, prompt, ref: list[int], positions: list[int]) -> dict[int
     return {p: float(top[p - lo, 0] - top[p - lo, 1]) for p in positions}
 
 
+def _labels(gens) -> list[str]:
+    """Each generation's method, and where a method repeats, the plan settings that tell its runs apart
+    (K, lenience, MaG's rule, draft length), e.g. 'csd (lenience=1000)'; '#i' only when none differs."""
+    fields = ("k", "lenience", "mag_lenience", "drafters", "temperature", "seed")
+    out = []
+    for i, g in enumerate(gens):
+        same = [h for h in gens if h.method == g.method]
+        if len(same) == 1:
+            out.append(g.method)
+            continue
+        plans = [h.plan.to_dict() for h in same]
+        differ = [f for f in fields if any(p.get(f) != plans[0].get(f) for p in plans)]
+        mine = g.plan.to_dict()
+        out.append(f"{g.method} ({', '.join(f'{f}={mine.get(f)}' for f in differ)})" if differ else f"{g.method} #{i + 1}")
+    return out
+
+
 def exact_dtype(family) -> bool:
     """Whether the family's target computes in fp32 or fp64, where greedy identity with AR is exact
     (bf16/fp16 may flip near-tied argmaxes: count and explain those, as :func:`check_identical` does)."""
@@ -221,8 +238,7 @@ def check_identical(family, ref, *gens, prompt=None) -> IdentityReport:
             raise ValueError(f"the {g.method} generation comes from family {g.plan.family!r}, not "
                              f"{family.name!r}; generate every output with the family you pass")
     dtype = family.target.dtype
-    names = [g.method if [h.method for h in gens].count(g.method) == 1 else f"{g.method} #{i + 1}"
-             for i, g in enumerate(gens)]
+    names = _labels(gens)
     diffs = [(name, g, _first_diff(g.token_ids, ref.token_ids)) for name, g in zip(names, gens)]
     diffs = [(name, g, pos) for name, g, pos in diffs if pos is not None]
     if exact_dtype(family) and diffs:
