@@ -9,11 +9,11 @@ rejection before EOS where $p(x)$ and $q(x)$ of the rejected token are neither 0
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
-TRIVIAL = 1e-3  # p(x) or q(x) within this of 0 or 1 reads as 0.000 or 1.000 in a 3-digit table
+TRIVIAL = 5e-4  # p(x) or q(x) within this of 0 or 1 reads as 0.000 or 1.000 in a 3-digit table
 
 
 def _check_rounds(rounds, n_out: int) -> None:
@@ -56,6 +56,14 @@ class WorkedRound:
     rejects_before_eos: bool  # a drafted token was rejected where the output holds the target's token
     nontrivial: bool          # the rejected token's p(x) and q(x) are neither ~0 nor ~1
     why: str
+    prompt: int = 0                      # which of find_review_round's prompts (0: the first)
+    prompt_ids: tuple[int, ...] = ()
+    out: tuple[int, ...] = ()            # that prompt's output, as the hand-written loop wrote it
+
+    @property
+    def worked(self) -> bool:
+        """A rejection before EOS with p(x) and q(x) neither 0 nor 1: the review worth working by hand."""
+        return self.rejects_before_eos and self.nontrivial
 
 
 @torch.no_grad()
@@ -81,6 +89,7 @@ def pick_review_round(family, drafter, prompt_ids: list[int], out: list[int], ro
     _check_rounds(rounds, len(out))
     if not rounds:
         raise ValueError("no rounds to pick from; run sd_by_hand first")
+    run = dict(prompt_ids=tuple(prompt_ids), out=tuple(out))
     eos = family.target.eos_token_id
     end = out.index(eos) if eos in out else len(out) - 1   # the last position the output holds
     rejecting = [i for i, (s, d, n) in enumerate(rounds) if n < len(d) and s + n <= end]
@@ -92,13 +101,31 @@ def pick_review_round(family, drafter, prompt_ids: list[int], out: list[int], ro
         if TRIVIAL <= px <= 1 - TRIVIAL and TRIVIAL <= qx <= 1 - TRIVIAL:
             return WorkedRound(i, s, tuple(d), n, p, q, True, True,
                                f"the first round with a rejection before EOS where the rejected token's p(x) = {px:.3f} "
-                               f"and q(x) = {qx:.3f} are neither 0 nor 1")
+                               f"and q(x) = {qx:.3f} are neither 0 nor 1", **run)
         fallback = fallback or WorkedRound(i, s, tuple(d), n, p, q, True, False,
                                            "the first round with a rejection before EOS (no rejected token had a p(x) "
-                                           "and q(x) strictly between 0 and 1 to 3 digits)")
+                                           "and q(x) strictly between 0 and 1 to 3 digits)", **run)
     if fallback is not None:
         return fallback
     s, d, n = rounds[0]
     p, q = round_probs(family, drafter, prompt_ids, out[:s], d)
     return WorkedRound(0, s, tuple(d), n, p, q, False, False,
-                       "the first round: the target rejected no drafted token before EOS")
+                       "the first round: the target rejected no drafted token before EOS", **run)
+
+
+def find_review_round(family, drafter, prompts, run) -> WorkedRound:
+    """The first prompt of ``prompts`` (token id lists) whose hand-written run ``run(prompt_ids) -> (out, rounds)``
+    has a round worth working (:attr:`WorkedRound.worked`), that round; else the first rejection before EOS
+    found, else the first prompt's first round. Prompts after the first are run only while none was found."""
+    prompts = [list(p) for p in prompts]
+    if not prompts:
+        raise ValueError("pass at least one prompt's token ids")
+    best = None
+    for i, ids in enumerate(prompts):
+        out, rounds = run(ids)
+        w = replace(pick_review_round(family, drafter, ids, out, rounds), prompt=i)
+        if w.worked:
+            return w
+        if best is None or (w.rejects_before_eos and not best.rejects_before_eos):
+            best = w
+    return best

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from csd_lib import random_family
-from csd_lib.teach.worked import pick_review_round, round_probs, round_tokens
+from csd_lib.teach.worked import find_review_round, pick_review_round, round_probs, round_tokens
 
 
 def test_round_tokens_skip_what_was_cut_after_eos():
@@ -48,3 +48,57 @@ def test_pick_skips_rejections_past_the_end(fam):
     assert w.rejects_before_eos                                # position 1 <= EOS at 1
     cut = pick_review_round(fam, fam.drafters[0], [3, 4], [5, 1], [(0, [5, 1, 7, 7], 3)])
     assert not cut.rejects_before_eos                          # rejected at 3, after EOS at 1
+
+
+def _device_checked(model):
+    """Make ``model`` raise when a forward gets a tensor on another device than its weights."""
+    dev = next(model.parameters()).device
+
+    def check(_module, args, kwargs):
+        for t in list(args) + list(kwargs.values()):
+            if isinstance(t, torch.Tensor) and t.device != dev:
+                raise RuntimeError(f"input on {t.device}, model on {dev}")
+    return model.register_forward_pre_hook(check, with_kwargs=True)
+
+
+def _notebook_functions(name: str) -> dict:
+    """The functions a notebook's cells define (not the setup cell), executed into a namespace."""
+    import ast
+    import json
+    from pathlib import Path
+    nb = json.loads((Path(__file__).resolve().parents[2] / "notebooks" / name).read_text(encoding="utf-8"))
+    ns = {"torch": torch}
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code" and "_setup()" not in "".join(cell["source"]):
+            defs = [n for n in ast.parse("".join(cell["source"])).body if isinstance(n, ast.FunctionDef)]
+            exec(compile(ast.Module(defs, []), name, "exec"), ns)
+    return ns
+
+
+@pytest.mark.parametrize("arch", ["llama", "t5"])
+def test_notebook_00_and_the_pick_make_tensors_on_the_models_device(arch):
+    """With torch's default device one that no model uses, every forward input must still sit on its model's
+    device: a tensor made without ``device=`` fails here as it would beside a model on a GPU."""
+    fam = random_family(arch, vocab_size=32, n_drafters=1, seed=1, eos=1, dtype=torch.float32)
+    sd_by_hand = _notebook_functions("00_start_here.ipynb")["sd_by_hand"]
+    hooks = [_device_checked(lm.model) for lm in fam.models]
+    torch.set_default_device("meta")
+    try:
+        out, rounds = sd_by_hand(fam.target.model, fam.drafters[0].model, [3, 4, 5, 6], 4, 12, 1)
+        w = pick_review_round(fam, fam.drafters[0], [3, 4, 5, 6], out, rounds)
+    finally:
+        torch.set_default_device("cpu")
+        for h in hooks:
+            h.remove()
+    assert w.p.device == fam.target.device and len(out) >= 1
+
+
+def test_find_looks_past_a_prompt_with_nothing_rejected(fam):
+    def run(ids):  # a stand-in for sd_by_hand: the first prompt accepts everything, the second rejects
+        return ([5, 6, 7, 8], [(0, [5, 6, 7], 3)]) if ids == [3, 4] else ([5, 6, 7, 8, 9, 1], [(0, [5, 6, 7, 2], 3), (4, [9, 2, 2], 1)])
+    w = find_review_round(fam, fam.drafters[0], [[3, 4], [4, 3]], run)
+    assert w.prompt == 1 and w.rejects_before_eos and w.prompt_ids == (4, 3) and w.out == (5, 6, 7, 8, 9, 1)
+    only = find_review_round(fam, fam.drafters[0], [[3, 4]], run)
+    assert only.prompt == 0 and not only.worked
+    with pytest.raises(ValueError, match="at least one"):
+        find_review_round(fam, fam.drafters[0], [], run)
