@@ -3,5 +3,8 @@
 :mod:`~csd_lib.report.summary` summarizes benchmark records (speedups with intervals, SWI,
 predictions beside them); :mod:`~csd_lib.report.bench_stats` holds the statistics
 BENCHMARKS.md reports; :mod:`~csd_lib.report.claims` turns numbers into sentences that say a
-direction only beyond the noise; :mod:`~csd_lib.report.regimes` compares two families' regimes.
+direction only beyond the noise; :mod:`~csd_lib.report.regimes` compares two families' regimes;
+:mod:`~csd_lib.report.pooled` compares two methods of one bench on the same examples;
+:mod:`~csd_lib.report.decay` states acceptance-by-position claims (paper Fig. 2);
+:mod:`~csd_lib.report.lenience_runs` sets a strict run beside a lenient one.
 """
