@@ -203,7 +203,8 @@ def _labels(gens) -> list[str]:
         plans = [h.plan.to_dict() for h in same]
         differ = [f for f in fields if any(p.get(f) != plans[0].get(f) for p in plans)]
         mine = g.plan.to_dict()
-        out.append(f"{g.method} ({', '.join(f'{f}={mine.get(f)}' for f in differ)})" if differ else f"{g.method} #{i + 1}")
+        out.append(f"{g.method} ({', '.join(f'{f}={mine.get(f)}' for f in differ)})" if differ
+                   else f"{g.method} #{i + 1}")
     return out
 
 
