@@ -113,18 +113,20 @@ def pick_review_round(family, drafter, prompt_ids: list[int], out: list[int], ro
                        "the first round: the target rejected no drafted token before EOS", **run)
 
 
-def find_review_round(family, drafter, prompts, run) -> WorkedRound:
+def find_review_round(family, drafter, prompts, run, first_run=None) -> WorkedRound:
     """The first prompt of ``prompts`` (token id lists) whose hand-written run ``run(prompt_ids) -> (out, rounds)``
     has a round worth working (:attr:`WorkedRound.worked`), that round; else the first rejection before EOS
-    found, else the first prompt's first round. Prompts after the first are run only while none was found."""
+    found, else the first prompt's first round. Prompts after the first are run only while none was found,
+    and never on a family with random weights (its near-uniform p and q have nothing to find).
+    ``first_run``: the first prompt's ``(out, rounds)`` when already computed."""
     prompts = [list(p) for p in prompts]
     if not prompts:
         raise ValueError("pass at least one prompt's token ids")
     best = None
     for i, ids in enumerate(prompts):
-        out, rounds = run(ids)
+        out, rounds = first_run if i == 0 and first_run is not None else run(ids)
         w = replace(pick_review_round(family, drafter, ids, out, rounds), prompt=i)
-        if w.worked:
+        if w.worked or family.random_weights:
             return w
         if best is None or (w.rejects_before_eos and not best.rejects_before_eos):
             best = w

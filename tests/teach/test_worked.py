@@ -22,6 +22,16 @@ def fam():
     return random_family("llama", vocab_size=16, n_drafters=1, seed=3, eos=1)
 
 
+@pytest.fixture(scope="module")
+def trained():
+    """The same kind of family, flagged as trained: find_review_round searches further prompts only there."""
+    f = random_family("llama", vocab_size=16, n_drafters=1, seed=3, eos=1)
+    for lm in f.models:
+        lm.random_weights = False
+    assert not f.random_weights
+    return f
+
+
 def test_round_probs_are_the_models_distributions(fam):
     prompt, prefix, draft = [3, 4, 5], [6, 7], [8, 9, 10]
     p, q = round_probs(fam, fam.drafters[0], prompt, prefix, draft)
@@ -93,7 +103,8 @@ def test_notebook_00_and_the_pick_make_tensors_on_the_models_device(arch):
     assert w.p.device == fam.target.device and len(out) >= 1
 
 
-def test_find_looks_past_a_prompt_with_nothing_rejected(fam):
+def test_find_looks_past_a_prompt_with_nothing_rejected(trained):
+    fam = trained
     def run(ids):  # a stand-in for sd_by_hand: the first prompt accepts everything, the second rejects
         return ([5, 6, 7, 8], [(0, [5, 6, 7], 3)]) if ids == [3, 4] else ([5, 6, 7, 8, 9, 1], [(0, [5, 6, 7, 2], 3), (4, [9, 2, 2], 1)])
     w = find_review_round(fam, fam.drafters[0], [[3, 4], [4, 3]], run)
@@ -102,3 +113,18 @@ def test_find_looks_past_a_prompt_with_nothing_rejected(fam):
     assert only.prompt == 0 and not only.worked
     with pytest.raises(ValueError, match="at least one"):
         find_review_round(fam, fam.drafters[0], [], run)
+
+
+def test_find_reuses_the_first_run_and_stops_on_random_weights(fam, trained):
+    calls = []
+
+    def run(ids):
+        calls.append(ids)
+        return [5, 6, 7, 8, 9, 1], [(0, [5, 6, 7, 2], 3), (4, [9, 2, 2], 1)]
+    first = ([5, 6, 7, 8], [(0, [5, 6, 7], 3)])                # nothing rejected: the next prompt is run
+    w = find_review_round(trained, trained.drafters[0], [[3, 4], [4, 3]], run, first_run=first)
+    assert calls == [[4, 3]] and w.prompt == 1
+    calls.clear()
+    assert fam.random_weights
+    w = find_review_round(fam, fam.drafters[0], [[3, 4], [4, 3]], run, first_run=first)
+    assert calls == [] and w.prompt == 0                       # random weights: the first prompt only
