@@ -8,7 +8,7 @@
   between the two is compared with the TV that pure sampling noise gives at the same
   sample size (:func:`noise_tv`).
 - Notebooks: :func:`check_identical` asserts greedy identity where the target runs in fp32
-  or fp64, and reports (never raises) where it runs in bf16 or fp16.
+  or fp64 (:func:`exact_dtype`), and reports (never raises) where it runs in bf16 or fp16.
 """
 from __future__ import annotations
 
@@ -190,6 +190,30 @@ def _top2_gaps(family, prompt, ref: list[int], positions: list[int]) -> dict[int
     return {p: float(top[p - lo, 0] - top[p - lo, 1]) for p in positions}
 
 
+def _labels(gens) -> list[str]:
+    """Each generation's method, and where a method repeats, the plan settings that tell its runs apart
+    (K, lenience, MaG's rule, draft length), e.g. 'csd (lenience=1000)'; '#i' only when none differs."""
+    fields = ("k", "lenience", "mag_lenience", "drafters", "temperature", "seed")
+    out = []
+    for i, g in enumerate(gens):
+        same = [h for h in gens if h.method == g.method]
+        if len(same) == 1:
+            out.append(g.method)
+            continue
+        plans = [h.plan.to_dict() for h in same]
+        differ = [f for f in fields if any(p.get(f) != plans[0].get(f) for p in plans)]
+        mine = g.plan.to_dict()
+        out.append(f"{g.method} ({', '.join(f'{f}={mine.get(f)}' for f in differ)})" if differ
+                   else f"{g.method} #{i + 1}")
+    return out
+
+
+def exact_dtype(family) -> bool:
+    """Whether the family's target computes in fp32 or fp64, where greedy identity with AR is exact
+    (bf16/fp16 may flip near-tied argmaxes: count and explain those, as :func:`check_identical` does)."""
+    return family.target.dtype in (torch.float32, torch.float64)
+
+
 def check_identical(family, ref, *gens, prompt=None) -> IdentityReport:
     """Greedy identity of ``gens`` with AR's ``ref``: asserted in fp32/fp64, reported otherwise.
 
@@ -215,12 +239,10 @@ def check_identical(family, ref, *gens, prompt=None) -> IdentityReport:
             raise ValueError(f"the {g.method} generation comes from family {g.plan.family!r}, not "
                              f"{family.name!r}; generate every output with the family you pass")
     dtype = family.target.dtype
-    names = [g.method if [h.method for h in gens].count(g.method) == 1 else f"{g.method} #{i + 1}"
-             for i, g in enumerate(gens)]
+    names = _labels(gens)
     diffs = [(name, g, _first_diff(g.token_ids, ref.token_ids)) for name, g in zip(names, gens)]
     diffs = [(name, g, pos) for name, g, pos in diffs if pos is not None]
-    exact = dtype in (torch.float32, torch.float64)
-    if exact and diffs:
+    if exact_dtype(family) and diffs:
         name, g, pos = diffs[0]
         raise AssertionError(f"{name} differs from AR at token {pos} in {str(dtype).removeprefix('torch.')}: "
                              f"{g.token_ids[pos:pos + 5]} vs AR {ref.token_ids[pos:pos + 5]}; greedy "

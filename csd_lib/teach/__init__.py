@@ -4,5 +4,7 @@
 ipywidgets);
 :mod:`~csd_lib.teach.exercises` checks exercise answers; :mod:`~csd_lib.teach.replay` replays
 drafting rules (MaG variants, prompt lookup) against a reference output;
-:mod:`~csd_lib.teach.demo` is the README's main job.
+:mod:`~csd_lib.teach.demo` is the README's main job; :mod:`~csd_lib.teach.worked` picks and counts the
+rounds of notebook 00's hand-written speculative decoding; :mod:`~csd_lib.teach.curve_picker` is
+notebook 01's drafter/task picker.
 """

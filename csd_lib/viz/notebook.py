@@ -1,14 +1,21 @@
 """Notebook setup."""
 from __future__ import annotations
 
+import logging
+
 import torch
 
 from .. import config
 from ..families.hub import hide_weight_loading_bars
 
 
+QUIET_IN_NOTEBOOKS = ("csd_lib.families.tasks",)  # loggers whose notes (``load_task: ...``) a notebook hides
+
+
 def setup_notebook(family_name: str | None = None) -> None:
-    """Notebook defaults: the plotly renderer named by CSD_PLOTLY_RENDERER, no weight-loading bars.
+    """Notebook defaults: the plotly renderer named by CSD_PLOTLY_RENDERER, no weight-loading bars,
+    and no ``load_task:`` notes (they would show as stderr boxes above the figures; the CLI keeps them;
+    warnings still show).
 
     Download bars of the Hugging Face hub stay visible, so a multi-GB first download of a
     real family shows its progress.
@@ -21,6 +28,8 @@ def setup_notebook(family_name: str | None = None) -> None:
     if config.PLOTLY_RENDERER:
         import plotly.io as pio  # plotly: imported when a figure is drawn
         pio.renderers.default = config.PLOTLY_RENDERER
+    for name in QUIET_IN_NOTEBOOKS:
+        logging.getLogger(name).setLevel(logging.WARNING)
     hide_weight_loading_bars()
 
 

@@ -78,3 +78,18 @@ def test_bad_input():
     sampled = generate(fam, PROMPT, "sd", max_new_tokens=4, temperature=1.0, seed=0)
     with pytest.raises(ValueError, match="greedy output only"):
         check_identical(fam, ar, sampled)
+
+
+def test_repeated_methods_are_labelled_by_what_differs():
+    fam = random_family("t5", vocab_size=48, dtype=torch.float64, eos=None)
+    ar = generate(fam, PROMPT, "ar", max_new_tokens=N)
+    runs = [generate(fam, PROMPT, "csd", lenience=lam, max_new_tokens=N) for lam in (1.0, 1000.0)]
+    assert check_identical(fam, ar, *runs).methods == ("csd (lenience=1.0)", "csd (lenience=1000.0)")
+    twice = [generate(fam, PROMPT, "sd", max_new_tokens=N) for _ in range(2)]
+    assert check_identical(fam, ar, *twice).methods == ("sd #1", "sd #2")  # nothing tells them apart
+
+
+def test_exact_dtype():
+    from csd_lib.measure.lossless import exact_dtype
+    assert exact_dtype(random_family("t5", vocab_size=48, dtype=torch.float32))
+    assert not exact_dtype(random_family("t5", vocab_size=48, dtype=torch.bfloat16))

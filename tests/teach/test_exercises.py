@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from csd_lib.teach.exercises import Verdict, check
+from csd_lib.teach.exercises import Verdict, check, check_one_of
 
 
 def test_missing_answer_is_not_a_verdict():
@@ -36,3 +36,31 @@ def test_sequences_name_the_first_difference():
 def test_markdown_repr_marks_the_state():
     assert "correct" in check(1, 1)._repr_markdown_() and "not yet" in check(1, 2)._repr_markdown_()
     assert isinstance(check(1, 1), Verdict)
+
+
+def test_a_first_wrong_try_hints_without_giving_the_answer():
+    first = check(3, 17, what="reveal test", reveal_after=2)
+    assert first.ok is False and "too low" in first.message and "17" not in first.message
+    second = check(30, 17, what="reveal test", reveal_after=2)
+    assert "too high" in second.message and "17" in second.message  # shown from the reveal_after-th wrong try
+    seq = check([1, 9], [1, 4], what="reveal seq")
+    assert "index 1" in seq.message and "too high" in seq.message and "4" not in seq.message
+    assert "'base'" not in check("small", "base", what="reveal str").message
+    assert "matches" in check(17, 17, what="reveal test").message  # a right answer always says so
+    with pytest.raises(ValueError, match="reveal_after"):
+        check(1, 1, reveal_after=0)
+
+
+def test_reveal_after_one_shows_the_value_at_once():
+    assert "the run gives 5" in check(4, 5, what="reveal now", reveal_after=1).message
+
+
+def test_check_one_of_accepts_every_tied_answer():
+    ties = [[4, 0, 10], [8, 0, 10]]
+    assert all(check_one_of(t, ties, rel=0, what="ties").ok for t in ties)
+    wrong = check_one_of([5, 0, 10], ties, rel=0, what="ties wrong")
+    assert wrong.ok is False and "2 tied" in wrong.message and "[4, 0, 10]" not in wrong.message
+    assert check_one_of(None, ties).ok is None
+    assert "1 of 2" not in check_one_of(2, [2]).message and check_one_of(2, [2]).ok
+    with pytest.raises(ValueError, match="at least one"):
+        check_one_of(1, [])

@@ -67,3 +67,22 @@ def test_show_in_output_sets_one_output_and_never_displays_outside(monkeypatch):
     show_in_output(out, "plain text")
     assert [o["data"]["text/plain"] for o in out.outputs] == ["'plain text'"]
     assert shown == []
+
+
+def test_load_task_notes_quiet_in_notebooks_warnings_kept(capsys):
+    import logging
+
+    from csd_lib import load_task
+    tasks_log = logging.getLogger("csd_lib.families.tasks")
+    level = tasks_log.level
+    try:
+        tasks_log.setLevel(logging.NOTSET)
+        load_task("synth-gsm8k", "test", n=1)
+        assert "load_task:" in capsys.readouterr().err  # the CLI's default: the note shows
+        setup_notebook()
+        load_task("synth-gsm8k", "test", n=1)
+        assert "load_task:" not in capsys.readouterr().err
+        tasks_log.warning("load_task: a warning")
+        assert "a warning" in capsys.readouterr().err
+    finally:
+        tasks_log.setLevel(level)

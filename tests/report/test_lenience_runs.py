@@ -1,0 +1,42 @@
+"""A strict run beside a lenient one: labels from the plan, the same-context replay, the sentence."""
+import math
+
+import pytest
+
+from csd_lib import generate, random_family
+from csd_lib.report.lenience_runs import lenience_rows, lenience_says
+
+PROMPT = "w5 w6 w7 w5 w6"
+
+
+@pytest.fixture(scope="module")
+def runs():
+    fam = random_family("t5", vocab_size=32, n_drafters=2, seed=3)
+    k = [[3, 2, 4], [0, 3, 4], [0, 0, 4]]
+    return (generate(fam, PROMPT, "csd", k=k, lenience=1.0, max_new_tokens=24),
+            generate(fam, PROMPT, "csd", k=k, lenience=1000.0, max_new_tokens=24))
+
+
+def test_rows_label_from_the_plan_and_replay_never_accepts_less(runs):
+    strict, loose = runs
+    rows = {r["pair"]: r for r in lenience_rows(strict, loose)}
+    assert rows["base<-small"]["review"] == "lenient (l = 1000)"
+    assert all(rows[p]["review"] == "strict" for p in rows if p.startswith("target<-") or p.endswith("<-mag"))
+    for r in rows.values():
+        if not math.isnan(r["l = 1"]) and r["pair"] == "base<-small":
+            assert r["l = 1 replayed at l = 1000"] >= r["l = 1"]
+    acc = strict.stats.acceptance["target<-base"]
+    assert rows["target<-base"]["accepted / reviewed at l = 1"] == f"{sum(acc.accepted)} / {sum(acc.reached)}"
+
+
+def test_sentence_names_the_lenient_review_and_the_target_calls(runs):
+    strict, loose = runs
+    says = lenience_says(strict, loose)
+    assert "`base<-small`" in says and "mag_lenience=False" in says
+    assert f"{strict.stats.calls['target']}" in says
+
+
+def test_order_and_settings_checked(runs):
+    strict, loose = runs
+    with pytest.raises(ValueError, match="strict"):
+        lenience_rows(loose, strict)
