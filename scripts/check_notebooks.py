@@ -2,7 +2,7 @@
 
 Rules: no outputs or execution counts; learning goals near the top ("What you will learn"); a
 "## Summary" and a "## Exercises" section in the last markdown cell, followed by nothing or by
-"check your answer" code cells (``check(...)`` from csd_lib.exercises); the family comes from CSD_FAMILY
+"check your answer" code cells (``check(...)`` or ``check_one_of(...)`` from csd_lib.teach.exercises); the family comes from CSD_FAMILY
 (``config.FAMILY``); citations of the reference page use its repo path (docs/REFERENCE.md); and
 every notebook has its exercise solutions in solutions/<same name>.py.
 """
@@ -12,6 +12,7 @@ import re
 import sys
 from pathlib import Path
 
+CHECK_CALL = re.compile(r"\bcheck(_one_of)?\(")
 problems = []
 paths = sorted(glob.glob("notebooks/**/*.ipynb", recursive=True))
 for path in paths:
@@ -25,8 +26,9 @@ for path in paths:
     last_md = max((i for i, c in enumerate(cells) if c.get("cell_type") == "markdown"), default=None)
     if last_md is None or "## Summary" not in text[last_md] or "## Exercises" not in text[last_md]:
         problems.append(f"{path}: the last markdown cell must hold '## Summary' and '## Exercises'")
-    elif any("check(" not in t for t in text[last_md + 1:]):
-        problems.append(f"{path}: only 'check your answer' cells (calling check(...)) may follow the exercises")
+    elif any(not CHECK_CALL.search(t) for t in text[last_md + 1:]):
+        problems.append(f"{path}: only 'check your answer' cells (calling check(...) or check_one_of(...)) may "
+                        f"follow the exercises")
     if not any("FAMILY = config.FAMILY" in t for t in text):
         problems.append(f"{path}: take the family from CSD_FAMILY ('FAMILY = config.FAMILY')")
     if any(re.search(r"(?<!docs/)REFERENCE\.md", t) for t in text):

@@ -121,17 +121,6 @@ def tied_best(values: dict, rel: float = 1e-12) -> list:
     return [k for k, v in finite.items() if math.isclose(v, top, rel_tol=rel, abs_tol=0.0)]
 
 
-def lenient_pairs(plan: Plan) -> list[str]:
-    """The reviews that lenience can loosen in ``plan``: each neural drafter's review of the levels below
-    it (MaG's tokens only when ``plan.mag_lenience``); the target's review is always strict."""
-    if plan.method != "csd":
-        return []
-    out = []
-    for i, reviewer in enumerate(plan.neural):
-        out += [f"{reviewer}<-{p}" for p in plan.drafters[i + 1:] if p != "mag" or plan.mag_lenience]
-    return out
-
-
 def summary_columns(summaries: dict[str, dict], key: str, label: str, order=ALL_METHODS) -> dict[str, dict]:
     """{f"{label}: {task}": {method: summary value}} of per-task summaries, methods in ``order`` (those present
     in the first task's summary); a table with one column per task."""

@@ -4,11 +4,11 @@ Two runs at two leniences review different contexts once their outputs' drafts d
 pair rates differ for two reasons at once. The strict run replayed under the higher lenience
 (:func:`csd_lib.report.claims.replay_lenience`: the same reviews, the same proposals) isolates what
 the lenience itself accepts; which reviews can loosen at all is read from the plan
-(:func:`csd_lib.engine.leniency.pair_lenience`).
+(:func:`csd_lib.engine.lenience.pair_lenience`).
 """
 from __future__ import annotations
 
-from ..engine.leniency import leniency_says, pair_lenience
+from ..engine.lenience import leniency_says, pair_lenience
 from .claims import replay_lenience
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from csd_lib.engine.plan import Plan
 from csd_lib.engine.stats import swi
-from csd_lib.report.compare import (bench_run, best_of, gen_run, lenient_pairs, plan_label, tied_best, versus)
+from csd_lib.report.compare import bench_run, best_of, gen_run, plan_label, tied_best, versus
 
 PARAMS = {"target": 100, "base": 10, "small": 2}
 PW = {"target": 1.0, "base": 0.04, "small": 0.02, "mag": 0.0}
@@ -67,14 +67,6 @@ def test_tied_best_returns_every_exact_optimum():
     assert tied_best({"a": 2.0, "b": 3.0}) == ["b"]
     with pytest.raises(ValueError):
         tied_best({"a": math.nan})
-
-
-def test_lenient_pairs_follow_the_plan():
-    assert lenient_pairs(CSD) == ["base<-small"]
-    one = Plan.csd(("small", "mag"), [[8, 0], [0, 10]], lenience=5.0)
-    assert lenient_pairs(one) == []  # MaG is reviewed strictly: lenience has nothing to act on
-    assert lenient_pairs(Plan.csd(("small", "mag"), [[8, 0], [0, 10]], lenience=5.0, mag_lenience=True)) == ["small<-mag"]
-    assert lenient_pairs(Plan.sd(4, "small")) == []
 
 
 def test_summary_columns_one_column_per_task_in_method_order():

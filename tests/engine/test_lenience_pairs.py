@@ -1,7 +1,7 @@
 """Which reviews are lenient, read from the plan: the target never, MaG's tokens only with mag_lenience."""
 import pytest
 
-from csd_lib.engine.leniency import leniency_says, lenient_pairs, pair_lenience, plan_pairs
+from csd_lib.engine.lenience import leniency_says, lenient_pairs, pair_lenience, plan_pairs
 from csd_lib.engine.plan import Plan
 
 T5_K = [[4, 5, 10], [0, 1, 10], [0, 0, 10]]
