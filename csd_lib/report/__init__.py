@@ -5,8 +5,7 @@ predictions beside them); :mod:`~csd_lib.report.bench_stats` holds the statistic
 BENCHMARKS.md reports (per-example ratios, the SWI ordering, the goals); :mod:`~csd_lib.report.claims`
 turns numbers into sentences that say a direction only beyond the noise;
 :mod:`~csd_lib.report.regimes` compares two families' regimes by per-prompt SWI counts;
-:mod:`~csd_lib.report.compare` compares configurations per example (runs, labels, ties);
-:mod:`~csd_lib.report.pooled` compares two methods of one bench on the same examples;
+:mod:`~csd_lib.report.compare` compares configurations and methods per example (runs, labels, ties);
 :mod:`~csd_lib.report.decay` states acceptance-by-position claims (paper Fig. 2);
 :mod:`~csd_lib.report.lenience_runs` sets a strict run beside a lenient one.
 """

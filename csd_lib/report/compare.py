@@ -104,6 +104,27 @@ def versus(a: Run, b: Run) -> Difference:
     return rate_difference(*a.counts(common), *b.counts(common))
 
 
+PER_TARGET_CALL = "target call"  # a run priced one per target call: its pooled "SWI" is tokens per target call
+
+
+def method_difference(records, a: str, b: str, per: str = PER_TARGET_CALL) -> Difference:
+    """Pooled rate of method ``a`` minus method ``b`` in one bench's records, over the examples both ran
+    (:func:`versus`): tokens per target call (``per="target call"``, the summary's
+    ``mean_tokens_per_target_call``) or SWI priced by a cost table of ``METRICS``."""
+    if per not in (PER_TARGET_CALL, *METRICS):
+        raise ValueError(f"per must be one of {(PER_TARGET_CALL, *METRICS)}, got {per!r}")
+    runs = []
+    for m in (a, b):
+        run = bench_run(records, m, "model size" if per == PER_TARGET_CALL else per)
+        if run is None:
+            raise ValueError(f"no successful record of method {m!r} in these records")
+        runs.append(Run(run.label, run.tokens, run.calls, {"target": 1.0}, run.plan) if per == PER_TARGET_CALL
+                    else run)
+    if not set(runs[0].tokens) & set(runs[1].tokens):
+        raise ValueError(f"methods {a!r} and {b!r} share no example; compare runs of the same prompts")
+    return versus(*runs)
+
+
 def best_of(runs: dict[str, Run]) -> str:
     """The name of the run with the highest pooled SWI."""
     if not runs:

@@ -1,9 +1,9 @@
-"""Pooled bench rates per example and the difference of two methods match the summary's pooled numbers."""
+"""report.compare.method_difference: two methods of one bench, pooled as the summary pools them."""
 import math
 
 import pytest
 
-from csd_lib.report.pooled import example_counts, method_difference
+from csd_lib.report.compare import method_difference
 from csd_lib.report.summary import summarize
 
 PARAMS = {"target": 100, "base": 10, "small": 2}
@@ -23,13 +23,13 @@ def _records():
     return rows
 
 
-def test_counts_pool_to_the_summary():
+def test_rates_pool_to_the_summary():
     recs = _records()
     s = summarize(recs)
-    for m in ("sd", "csd"):
-        for per, key in (("target call", "mean_tokens_per_target_call"), ("model size", "speedup_swi_ms")):
-            c = example_counts(recs, m, per)
-            assert math.isclose(sum(t for t, _ in c.values()) / sum(d for _, d in c.values()), s[m][key])
+    ar = {(m, per): method_difference(recs, m, "ar", per) for m in ("sd", "csd") for per in ("target call", "model size")}
+    for m in ("sd", "csd"):  # AR's rate is 1 either way: the difference plus 1 is the method's pooled rate
+        assert math.isclose(ar[m, "target call"].estimate + 1, s[m]["mean_tokens_per_target_call"])
+        assert math.isclose(ar[m, "model size"].estimate + 1, s[m]["speedup_swi_ms"])
 
 
 def test_difference_direction_and_small_n():
@@ -42,6 +42,6 @@ def test_difference_direction_and_small_n():
 
 def test_bad_inputs():
     with pytest.raises(ValueError, match="per must be"):
-        example_counts(_records(), "sd", per="walltime")
+        method_difference(_records(), "csd", "sd", per="walltime")
     with pytest.raises(ValueError, match="no successful record"):
-        example_counts(_records(), "staged")
+        method_difference(_records(), "staged", "sd")
