@@ -32,7 +32,7 @@ FULL_SWEEP = os.environ.get("CSD_FULL_SWEEP", "0") not in ("", "0", "false", "Fa
 # Plotly renderer for notebooks, e.g. "notebook" to inline plotly.js for static HTML exports
 # (scripts/browser_check.py); None keeps plotly's default (JupyterLab, Colab).
 PLOTLY_RENDERER = os.environ.get("CSD_PLOTLY_RENDERER") or None
-# File that notebooks append their computed claims to, one JSON line each (csd_lib.claims.record,
+# File that notebooks append their computed claims to, one JSON line each (csd_lib.report.claims.record,
 # read by scripts/claims_sweep.sh); None when unset: nothing is recorded.
 CLAIMS_LEDGER = os.environ.get("CSD_CLAIMS_LEDGER") or None
 # Prompt tokens at most for a model with no position limit (T5's relative positions: the encoder's

@@ -2,7 +2,7 @@
 
     python scripts/claims_table.py LEDGER
 
-LEDGER is the JSON-lines file that notebooks wrote with ``csd_lib.claims.record`` (env
+LEDGER is the JSON-lines file that notebooks wrote with ``csd_lib.report.claims.record`` (env
 CSD_CLAIMS_LEDGER). Prints one line per claim (notebook/claim id) and one column per setting
 (family:seed), then the contradictions: a claim broken anywhere, or one claim higher beyond the
 noise in one setting and lower beyond the noise in another of the same family. Exit status 1 when

@@ -93,7 +93,7 @@ def goal_rows(fam: str, recs: list[dict], s: dict, vert: dict | None, alt_recs: 
 
 
 def limits(fam: str, recs: list[dict], vrecs: list[dict], arecs: list[dict], cm) -> list[str]:
-    """What the cost model says this run's acceptance allows (csd_lib.predict.prediction_limits)."""
+    """What the cost model says this run's acceptance allows (csd_lib.price.predict.prediction_limits)."""
     sd_recs = max((recs, arecs), key=lambda r: summarize(r).get("sd", {}).get("speedup_walltime_median", 0)
                   if r else 0)
     lim = prediction_limits(recs, cm, vrecs)
@@ -142,7 +142,7 @@ def cost_section(fam: str) -> list[str]:
         return []
     env = cm.env
     lines = [f"### Cost model of {fam} (`results/costs-{fam}-cpu.json`)", "",
-             f"Measured by `python -m csd_lib.costs --family {fam}`: every model through `LM.logits`, "
+             f"Measured by `python -m csd_lib costs --family {fam}`: every model through `LM.logits`, "
              f"n = 1..32 tokens scored at cache lengths {sorted({s[2] for s in cm.samples if s[1] > 0})}, "
              f"the {'median' if env.get('point_statistic') == 'median' else 'fastest'} of {env.get('reps_per_point')} "
              f"interleaved rounds per point, timed in "

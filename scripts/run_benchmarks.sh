@@ -14,12 +14,12 @@ FAMS="${FAMS:-tiny-t5 tiny-llama}"
 TASKS="${TASKS:-synth-gsm8k synth-mmlu}"
 for fam in $FAMS; do
   if [ -z "${KEEP_COSTS:-}" ] || [ ! -f "results/costs-$fam-cpu.json" ]; then
-    python -m csd_lib.costs --family "$fam" --threads "$THREADS"
+    python -m csd_lib costs --family "$fam" --threads "$THREADS"
   fi
 done
 # SD's draft length that measured fastest in the tuner's sweep on the validation split, if not the preset's
 sd_alt() {
-  python -c 'import json, sys; from csd_lib.families import TINY_PRESETS as P
+  python -c 'import json, sys; from csd_lib.families.presets import TINY_PRESETS as P
 s = json.load(open("results/tune.json")).get(sys.argv[1], {}).get("sd_sweep", {})
 k = max(s, key=s.get) if s else None
 print(k if k and int(k) != P[sys.argv[1]]["sd_k"] else "")' "$1"
@@ -45,8 +45,8 @@ for task in $TASKS; do
   # (small gets no budget anywhere)
   python -m csd_lib bench --family tiny-t5 --task "$task" --n "$N" --repeats "$REPEATS" --threads "$THREADS" \
     --methods ar,csd \
-    --k "$(python -c 'from csd_lib.predict import vertical_k; from csd_lib.presets import TINY_PRESETS as P; k = P["tiny-t5"]["k"]; print(vertical_k(P["tiny-t5"]["sd_k"], len(k), k[-1][-1]))')" \
-    --lenience "$(python -c 'from csd_lib.families import TINY_PRESETS as P; print(P["tiny-t5"]["lenience"])')" \
+    --k "$(python -c 'from csd_lib.engine.plan import vertical_k; from csd_lib.families.presets import TINY_PRESETS as P; k = P["tiny-t5"]["k"]; print(vertical_k(P["tiny-t5"]["sd_k"], len(k), k[-1][-1]))')" \
+    --lenience "$(python -c 'from csd_lib.families.presets import TINY_PRESETS as P; print(P["tiny-t5"]["lenience"])')" \
     --out "results/tiny-t5-$task-vertical.jsonl"
 done
 python scripts/make_benchmarks_md.py || true

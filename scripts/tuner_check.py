@@ -2,7 +2,7 @@
 
     python scripts/tuner_check.py [--families tiny-t5,tiny-llama] [--widest-probe]
 
-Runs ``csd_lib.tune.tune`` on synth-gsm8k's validation split (4 prompts, the top 8 candidates
+Runs ``csd_lib.price.tune.tune`` on synth-gsm8k's validation split (4 prompts, the top 8 candidates
 measured) with each family's committed cost model, and prints per family the median and range
 of predicted / measured speedup, both for the ranking's price (the probes' acceptance) and for
 each candidate priced on its own acceptance: the gap between the two is the acceptance

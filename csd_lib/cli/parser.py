@@ -162,7 +162,7 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
                     help="measure real models at this depth and scale each call to the full depth "
                          "(default: full depth where memory allows; 2 on a CPU)")
     pr.add_argument("--costs", default=None, metavar="FILE",
-                    help="price with this cost model JSON (python -m csd_lib.costs --out) instead of measuring")
+                    help="price with this cost model JSON (python -m csd_lib costs --out) instead of measuring")
     pr.add_argument("--max-new-tokens", type=positive_int, default=128, help="tokens per generation priced")
     pr.add_argument("--prompt-tokens", type=positive_int, default=100, help="prompt length priced")
     pr.add_argument("--seconds", type=positive_float, default=20.0, help="cost measurement budget")

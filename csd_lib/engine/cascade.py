@@ -254,7 +254,7 @@ def generate(family, prompt, method: str = "csd", k=None, lenience=None, tempera
     the drafters' raw distributions instead of the effective ones: a deliberately
     biased variant, kept to show what exactness needs. ``mag_lenience`` (csd only): whether
     lenience also applies to MaG's tokens (None: the default, ``plan.MAG_LENIENCE``). The settings become a
-    :class:`csd_lib.plan.Plan` (:func:`csd_lib.plan.make_plan`), kept in ``Generation.plan``.
+    :class:`csd_lib.engine.plan.Plan` (:func:`csd_lib.engine.plan.make_plan`), kept in ``Generation.plan``.
     """
     check_family(family)
     plan = make_plan(family, method, k, lenience, drafter, temperature, max_new_tokens, seed, naive, mag_lenience)

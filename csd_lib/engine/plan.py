@@ -2,8 +2,8 @@
 
 A :class:`Plan` is built once (:func:`make_plan` from a family and the user's arguments, or
 :meth:`Plan.sd` / :meth:`Plan.csd` / ... without a family, for theory), then read by the
-engine (:func:`csd_lib.cascade.generate`), stored in :class:`csd_lib.trace.Generation` and in
-benchmark records as is, and priced by :func:`csd_lib.ewif.predict_speedup`. The validators of
+engine (:func:`csd_lib.engine.cascade.generate`), stored in :class:`csd_lib.engine.generation.Generation` and in
+benchmark records as is, and priced by :func:`csd_lib.price.ewif.predict_speedup`. The validators of
 every user-facing setting live here too, so that bad input fails before anything loads.
 
 K holds increments (docs/REFERENCE.md): row ``i`` is used when ``drafters[i:]`` draft for the

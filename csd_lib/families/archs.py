@@ -3,7 +3,7 @@
 Models are built by transformers without weights (or with random ones).
 
 Used by :func:`csd_lib.families.hub.count_params` (parameters of a checkpoint from its config only)
-and by :mod:`csd_lib.shadow` (random-weight copies of the real checkpoints).
+and by :mod:`csd_lib.families.shadow` (random-weight copies of the real checkpoints).
 """
 from __future__ import annotations
 

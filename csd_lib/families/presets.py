@@ -2,10 +2,10 @@
 
 A preset may carry ``by_task``: {task: {"k": K, "sd_k": k}}, the K (and SD's k) that a bench or
 notebook of that task runs with instead of the family's (``Family.k_for``, ``Family.sd_k_for``);
-:func:`check_by_task` refuses, at import, a task that :data:`csd_lib.tasks.TASKS` does not know.
+:func:`check_by_task` refuses, at import, a task that :data:`csd_lib.families.tasks.TASKS` does not know.
 
-:mod:`csd_lib.families` loads them; :mod:`csd_lib.shadow` builds random-weight copies of the
-real ones. MaG's block (the last column of every K) is :data:`csd_lib.plan.MAG_BLOCK`.
+:mod:`csd_lib.families` loads them; :mod:`csd_lib.families.shadow` builds random-weight copies of the
+real ones. MaG's block (the last column of every K) is :data:`csd_lib.engine.plan.MAG_BLOCK`.
 """
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """Benchmark harness: methods interleaved per example, resumable JSONL.
 
 Each example is run as a *round*: every method once, back to back, so that a method and
-AR meet the same machine load. ``repeats`` reruns each round; :mod:`csd_lib.summary` keeps
+AR meet the same machine load. ``repeats`` reruns each round; :mod:`csd_lib.report.summary` keeps
 each method's fastest time per example and gives the aggregate speedup, the median over
 examples with a bootstrap 95% interval, and the EWIF prediction from the run's own
-acceptance priced with the per-call cost model (:mod:`csd_lib.predict`). Each line holds
-the generation's :class:`csd_lib.plan.Plan` under ``plan`` (:class:`csd_lib.records.BenchRecord`).
+acceptance priced with the per-call cost model (:mod:`csd_lib.price.predict`). Each line holds
+the generation's :class:`csd_lib.engine.plan.Plan` under ``plan`` (:class:`csd_lib.measure.records.BenchRecord`).
 """
 from __future__ import annotations
 

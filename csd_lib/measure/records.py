@@ -1,7 +1,7 @@
 """A benchmark record: one (example, method, repeat) line of a results JSONL file, typed.
 
-:mod:`csd_lib.bench` writes the lines; summaries and predictions read them as
-:class:`BenchRecord`. A record's ``plan`` is the generation's :class:`csd_lib.plan.Plan`.
+:mod:`csd_lib.measure.bench` writes the lines; summaries and predictions read them as
+:class:`BenchRecord`. A record's ``plan`` is the generation's :class:`csd_lib.engine.plan.Plan`.
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class BenchRecord:
     source: str = ""
     max_new_tokens: int | None = None
     token_ids: list[int] = field(default_factory=list)
-    stats: dict = field(default_factory=dict)        # csd_lib.trace.Stats.to_dict(); HF baselines: n_tokens, wall_time
+    stats: dict = field(default_factory=dict)        # csd_lib.engine.stats.Stats.to_dict(); HF baselines: n_tokens, wall_time
     plan: Plan | None = None                          # None for the HF baselines and error lines
     provenance: dict[str, int] = field(default_factory=dict)
     prompt_tokens: int | None = None

@@ -34,8 +34,8 @@ def load_costs(family_name: str, device: str | None = None, path: Path | None = 
 
 
 def read_cost_file(path):
-    """The CostModel in a JSON file written by ``python -m csd_lib.costs --out``; missing or malformed: ValueError."""
-    fix = f"write one with `python -m csd_lib.costs --family FAMILY --out {path}`, or pass --costs none"
+    """The CostModel in a JSON file written by ``python -m csd_lib costs --out``; missing or malformed: ValueError."""
+    fix = f"write one with `python -m csd_lib costs --family FAMILY --out {path}`, or pass --costs none"
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:

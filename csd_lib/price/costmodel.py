@@ -1,7 +1,7 @@
 """The per-call cost model: what one forward call of each model costs, as a fitted function.
 
-Pure arithmetic (numpy only): :mod:`csd_lib.costs` measures a :class:`CostModel` on a
-machine and stores it; :func:`csd_lib.ewif.predict_speedup` prices a step with one. Per model,
+Pure arithmetic (numpy only): :mod:`csd_lib.price.timing` measures a :class:`CostModel` on a
+machine and stores it; :func:`csd_lib.price.ewif.predict_speedup` prices a step with one. Per model,
 
     t(n, L) = a + b n + c L + d n L + e [n = 1]        (seconds, least squares)
 
@@ -171,7 +171,7 @@ class CostModel:
             return self.mag + 0.0 * np.asarray(n, dtype=float)
         if name not in self.forward:
             raise ValueError(f"the cost model of '{self.family}' has no model {name!r}; it has "
-                             f"{sorted(self.forward)}; measure it with csd_lib.costs.measure_costs")
+                             f"{sorted(self.forward)}; measure it with csd_lib.price.timing.measure_costs")
         L = self.cache_length if L is None else L
         t = self.forward[name](n, L)
         return t + self.review(n) if reviews else t
@@ -195,7 +195,7 @@ class CostModel:
         for key, fit in [*((f"forward:{k}", f) for k, f in forward.items()), ("overhead", review)]:
             if fit.r2 < MIN_R2 and key not in notes and not fit.note:
                 notes[key] = (f"stored fit has R² = {fit.r2:.2f} < {MIN_R2} and the file predates the check; kept: "
-                              f"re-measure with `python -m csd_lib.costs --family {d['family']}` to replace it")
+                              f"re-measure with `python -m csd_lib costs --family {d['family']}` to replace it")
                 log.warning(f"cost model of {d['family']}: {key}: {notes[key]}")
         return cls(d["family"], d["device"], forward, review, float(d["mag"]), dict(d.get("start", {})),
                    float(d.get("cache_length", 64.0)), d.get("env", {}), d.get("samples", []), notes)

@@ -356,7 +356,7 @@ def predict_speedup(plan: Plan, acceptance: Mapping, costs, n_sim: int = 20_000,
     """Monte Carlo speedup of Algorithm 1 under Bernoulli acceptance.
 
     Args:
-        plan: a :class:`csd_lib.plan.Plan`: its drafters (largest first, ``"mag"`` last),
+        plan: a :class:`csd_lib.engine.plan.Plan`: its drafters (largest first, ``"mag"`` last),
             K (increments; row i is used when ``drafters[i:]`` draft for the level above),
             lenience and MaG's block (tokens MaG proposes per call; a neural bottom drafter
             proposes 1). A generation's ``g.plan`` as is, or ``Plan.sd(k, "small")``,
@@ -367,7 +367,7 @@ def predict_speedup(plan: Plan, acceptance: Mapping, costs, n_sim: int = 20_000,
             or ``{lenience: such a table}``, picked by ``plan.lenience``. Lenience
             itself is not simulated: draft-to-draft tables are assumed measured at it.
         costs: cost per forward call by name (SWI: target 1, MaG 0; or seconds per call),
-            or a :class:`csd_lib.costmodel.CostModel`: then a call costs ``t(n, L)`` seconds,
+            or a :class:`csd_lib.price.costmodel.CostModel`: then a call costs ``t(n, L)`` seconds,
             ``n`` the tokens it feeds (its draft, plus every token of the sequence its cache
             has not seen: at least one; a drafter catches up on what other levels drafted and
             the target's bonus), plus the engine's review overhead for draft + 1 rows, and MaG
@@ -388,7 +388,7 @@ def predict_speedup(plan: Plan, acceptance: Mapping, costs, n_sim: int = 20_000,
         steps simulated) and ``capped`` (whether ``max_steps`` ended them).
     """
     if not isinstance(plan, Plan):
-        raise ValueError(f"predict_speedup takes a csd_lib.plan.Plan (e.g. Plan.sd(4, 'small'), a generation's "
+        raise ValueError(f"predict_speedup takes a csd_lib.engine.plan.Plan (e.g. Plan.sd(4, 'small'), a generation's "
                          f".plan), got {type(plan).__name__}")
     drafters, K, block = list(plan.drafters), plan.K, plan.bottom_block
     model = costs if isinstance(costs, CostModel) else None

@@ -4,9 +4,9 @@ The family's models are built from their stored configs with random weights on t
 (the shadow builder: real width and vocabulary; on a CPU, or where memory is short, the depth
 cut to ``max_layers`` and each call's measured cost scaled up to the full depth by the ratio of
 matrix-multiply parameters), each model's call cost t(n, L) is measured
-(:func:`csd_lib.costs.measure_costs`), and AR, SD at every k, the vertical cascade (largest
+(:func:`csd_lib.price.timing.measure_costs`), and AR, SD at every k, the vertical cascade (largest
 drafter + MaG) at every k and CSD over the tuner's K grid are priced with
-:func:`csd_lib.predict.price_plan` (the bench's own price) on an acceptance profile: the
+:func:`csd_lib.price.pricing.price_plan` (the bench's own price) on an acceptance profile: the
 paper's (docs/REFERENCE.md "Acceptance profile for predict"), a bench results file of your
 own runs, or explicit rates.
 """
@@ -288,7 +288,7 @@ def forecast(family_name: str | None, acceptance: str = "paper", device=None, ma
     05 passes). ``max_new_tokens``, ``prompt_tokens``: the generation priced (a results file gives its
     own, per method). ``target``, ``drafters``: your own models instead of ``family_name``
     (:func:`family_spec`). ``max_steps``: the Monte Carlo's cap on steps per generation
-    (:func:`csd_lib.ewif.predict_speedup`; a note says how many plans reached it); ``progress``: a bar
+    (:func:`csd_lib.price.ewif.predict_speedup`; a note says how many plans reached it); ``progress``: a bar
     on stderr over the plans priced. Checks every input before anything is built.
     """
     cost_file = costs if cost_file is None else cost_file

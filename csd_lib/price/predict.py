@@ -1,10 +1,10 @@
 """Predictions from benchmark records: EWIF with a run's own acceptance, priced by a cost model.
 
-Each method's records carry their :class:`csd_lib.plan.Plan`, which
-:func:`csd_lib.ewif.predict_speedup` reads as is; the acceptance is the run's own
+Each method's records carry their :class:`csd_lib.engine.plan.Plan`, which
+:func:`csd_lib.price.ewif.predict_speedup` reads as is; the acceptance is the run's own
 per-position rates per (reviewer, proposer) (:func:`csd_lib.measure.acceptance.acceptance_table`).
-:func:`csd_lib.pricing.price_plan` is the one price: the bench's predicted speedup, ``python -m
-csd_lib predict`` (:mod:`csd_lib.forecast`) and the tuner's ranking all call it.
+:func:`csd_lib.price.pricing.price_plan` is the one price: the bench's predicted speedup, ``python -m
+csd_lib predict`` (:mod:`csd_lib.price.forecast`) and the tuner's ranking all call it.
 """
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def prediction_limits(records, cost_model, vertical_records=None, n_sim: int = 2
 
     Each method is searched on its own records' acceptance (a row beyond the measured
     budget repeats its pooled rate): SD every k in ``sd_ks``; CSD every K of
-    :func:`csd_lib.tune.candidate_grid` (plus the run's own) at the run's lenience, since
+    :func:`csd_lib.price.tune.candidate_grid` (plus the run's own) at the run's lenience, since
     draft-to-draft rows are measured at that lenience only; the vertical cascade every k in
     ``vertical_ks`` (the ``csd`` lines of ``vertical_records``). Each is priced like :func:`predict_walltime` (walltime) and with
     parameter-ratio costs (``swi_ms``). Returns, per method, ``{"preset": ..., "best_walltime":

@@ -1,9 +1,9 @@
 """The one price of a plan: EWIF's simulated cost per token plus each model's start, against AR.
 
-:func:`price_plan` is what the bench's ``speedup_walltime_predicted`` (:mod:`csd_lib.predict`),
-``python -m csd_lib predict`` (:mod:`csd_lib.forecast`) and the tuner's ranking
-(:mod:`csd_lib.tune`) all call, with a :class:`csd_lib.costmodel.CostModel` from
-:func:`csd_lib.costs.load_costs` or :func:`csd_lib.costs.measure_costs`.
+:func:`price_plan` is what the bench's ``speedup_walltime_predicted`` (:mod:`csd_lib.price.predict`),
+``python -m csd_lib predict`` (:mod:`csd_lib.price.forecast`) and the tuner's ranking
+(:mod:`csd_lib.price.tune`) all call, with a :class:`csd_lib.price.costmodel.CostModel` from
+:func:`csd_lib.price.costfile.load_costs` or :func:`csd_lib.price.timing.measure_costs`.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def price_plan(plan: Plan, table: dict, cost_model, tokens: float, start: float,
     each model's start per generation (T5: the encoder pass; Llama: the prompt prefill,
     t(start, 0)) is spread over the output. Returns speedup, tokens_per_s, ar_tokens_per_s,
     cache_length, cost_share and (not for AR) tokens_per_target_call and ``capped`` (``max_steps``:
-    :func:`csd_lib.ewif.predict_speedup`'s cap on simulated steps, None: none).
+    :func:`csd_lib.price.ewif.predict_speedup`'s cap on simulated steps, None: none).
     """
     L = start + tokens / 2
     models = ["target", *plan.neural]

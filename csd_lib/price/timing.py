@@ -3,21 +3,21 @@
 A speculative step's walltime is the sum of its calls, and a call's price depends on what
 it does: the target scoring 17 drafted tokens costs more than a one-token AR step, and a
 call deep into a long generation costs more than one near its start. ``measure_costs``
-times each model of a family through :meth:`csd_lib.models.LM.logits` (the exact call the
+times each model of a family through :meth:`csd_lib.engine.models.LM.logits` (the exact call the
 engine makes) for ``n`` tokens scored (1..32) at several cache lengths ``L``, after a
 warm-up, and keeps the median of repetitions. ``fit_costs`` fits, per model,
 
     t(n, L) = a + b n + c L + d n L + e [n = 1]        (seconds, least squares; e: a one-token step)
 
 and reports R² and the largest relative error over the grid (a fit with R² below
-:data:`csd_lib.costmodel.MIN_R2` is replaced by the median timing, ``CostModel.fit_notes``). The same
+:data:`csd_lib.price.costmodel.MIN_R2` is replaced by the median timing, ``CostModel.fit_notes``). The same
 file also holds the
-engine's own overhead per review (softmax and :func:`csd_lib.review.review` over ``n``
-rows) and per MaG proposal, so that :func:`csd_lib.ewif.predict_speedup` can price a step
-in seconds. The fitted :class:`csd_lib.costmodel.CostModel` is stored as ``results/costs-<family>-<device>.json``
+engine's own overhead per review (softmax and :func:`csd_lib.engine.review.review` over ``n``
+rows) and per MaG proposal, so that :func:`csd_lib.price.ewif.predict_speedup` can price a step
+in seconds. The fitted :class:`csd_lib.price.costmodel.CostModel` is stored as ``results/costs-<family>-<device>.json``
 together with the environment it was measured in (torch version, threads, CPU model).
 
-    python -m csd_lib.costs --family tiny-t5 [--seconds 20] [--threads 1]
+    python -m csd_lib costs --family tiny-t5 [--seconds 20] [--threads 1]
 """
 from __future__ import annotations
 
@@ -190,8 +190,8 @@ def engine_overhead(fam, prompts: list[list[int]], max_new_tokens: int = 48, rou
     share of the generation's wall time this process was on the CPU), and fits it as
     ``per_call * model calls + per_row * rows reviewed + per_mag * MaG calls`` (least
     squares, clipped at 0): the review, the bookkeeping and MaG's proposals. Several prompts
-    give the fit points whose counts differ; a fit below :data:`csd_lib.costmodel.MIN_R2`
-    becomes one median per engine call (:func:`csd_lib.costmodel.overhead_fit`, its ``note``).
+    give the fit points whose counts differ; a fit below :data:`csd_lib.price.costmodel.MIN_R2`
+    becomes one median per engine call (:func:`csd_lib.price.costmodel.overhead_fit`, its ``note``).
     """
     methods = [m for m in METHODS if m != "staged" or len(fam.drafters) >= 2]
     best: dict[tuple[str, int], tuple[float, list[float]]] = {}

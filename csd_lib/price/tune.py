@@ -2,7 +2,7 @@
 
 The paper tunes K and lenience by hand. Here ``tune`` (1) runs a probe configuration
 per lenience on a calibration slice and records per-(reviewer, proposer), per-position
-acceptance; (2) prices a candidate grid with :func:`csd_lib.pricing.price_plan` (the
+acceptance; (2) prices a candidate grid with :func:`csd_lib.price.pricing.price_plan` (the
 bench's and ``python -m csd_lib predict``'s price) and the family's per-call cost model;
 (3) measures the top ``budget`` candidates for real and keeps the fastest. ``grid_search``
 measures every candidate of a grid, for comparison. Timings use :func:`csd_lib.price.timing.cost_clock`
@@ -143,7 +143,7 @@ def family_costs(fam, cost_model=None):
 
 def _shape(fam, prompts: list[str], gens: list) -> tuple[float, float]:
     """(mean output tokens of ``gens``, mean cache length at the first call: 1 for T5's decoder, the
-    prompt for Llama), as :func:`csd_lib.predict.run_shape` reads them from bench records."""
+    prompt for Llama), as :func:`csd_lib.price.predict.run_shape` reads them from bench records."""
     toks = float(np.mean([g.stats.n_tokens for g in gens]))
     if fam.target.is_encoder_decoder:
         return toks, 1.0
@@ -151,7 +151,7 @@ def _shape(fam, prompts: list[str], gens: list) -> tuple[float, float]:
 
 
 def _own_price(fam, prompts: list[str], gens: list, cost_model, n_sim: int) -> dict:
-    """:func:`csd_lib.pricing.price_plan` of the plan of ``gens`` on their own acceptance and shape."""
+    """:func:`csd_lib.price.pricing.price_plan` of the plan of ``gens`` on their own acceptance and shape."""
     plan = gens[0].plan
     table = complete_table(acceptance_table([g.stats.to_dict() for g in gens], min_reached=1),
                            ["target", *plan.drafters])
@@ -171,8 +171,8 @@ def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens:
          n_sim: int = 3000, probe_k=None, n: int = 6, progress: bool = True, cost_model=None) -> TuneResult:
     """Predict-then-measure search for the fastest (K, lenience) on a calibration slice.
 
-    Candidates are priced by :func:`csd_lib.pricing.price_plan` (the bench's price) with the
-    probes' acceptance, the per-call cost model (:mod:`csd_lib.costs`; see :func:`family_costs`)
+    Candidates are priced by :func:`csd_lib.price.pricing.price_plan` (the bench's price) with the
+    probes' acceptance, the per-call cost model (:mod:`csd_lib.price.timing`; see :func:`family_costs`)
     and the probes' output length and prompt; every measured configuration is also priced on
     its own acceptance (:class:`Measured`).
     """
@@ -259,7 +259,7 @@ def predict_sd(fam, task_or_prompts, ks=tuple(range(2, 25)), max_new_tokens: int
 
     The probe gives the target's per-position acceptance of the drafter's tokens; the cost
     model prices each k (longer drafts: more drafter calls and a dearer review) through
-    :func:`csd_lib.pricing.price_plan`.
+    :func:`csd_lib.price.pricing.price_plan`.
     """
     ks = sorted(set(int(k) for k in ks))
     if not ks or ks[0] < 1:

@@ -25,8 +25,8 @@ def first_accepted_counts(match_lists, pos: int) -> tuple[list[int], list[int]]:
     """Per prompt: starts whose first ``pos`` drafted tokens are accepted, and starts with ``pos`` tokens left.
 
     ``match_lists`` holds one teacher-forced match array per prompt
-    (:func:`csd_lib.acceptance.teacher_forced_matches`); pooled, the counts give the unconditional
-    acceptance at ``pos`` of :func:`csd_lib.acceptance.curve_from_matches`.
+    (:func:`csd_lib.measure.curves.teacher_forced_matches`); pooled, the counts give the unconditional
+    acceptance at ``pos`` of :func:`csd_lib.measure.curves.curve_from_matches`.
     """
     if pos < 1:
         raise ValueError(f"positions start at 1, got {pos}")

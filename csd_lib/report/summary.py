@@ -1,6 +1,6 @@
 """Summaries of benchmark records: per-method speedups, intervals, SWI, and predictions beside them.
 
-Computed from the raw lines only (:class:`csd_lib.records.BenchRecord`), each method's
+Computed from the raw lines only (:class:`csd_lib.measure.records.BenchRecord`), each method's
 fastest repeat per example. The aggregate speedup is total AR time over total method time;
 the median over examples of the per-example ratio comes with a bootstrap 95% interval.
 Every summary states the clock its times were read from and the machine load the run saw
@@ -35,9 +35,9 @@ def summarize(records, cost_model=None, n_sim: int = 4000) -> dict:
     """Per-method summary computed from the raw lines only (fastest repeat per example).
 
     ``records``: JSON dicts (``bench.read_records``) or :class:`BenchRecord`. With a cost
-    model (:class:`csd_lib.costmodel.CostModel`), ``speedup_walltime_predicted`` is the EWIF
+    model (:class:`csd_lib.price.costmodel.CostModel`), ``speedup_walltime_predicted`` is the EWIF
     prediction from this run's own per-position acceptance (see
-    :func:`csd_lib.predict.predict_walltime`); without one it is NaN. Every method's row carries the
+    :func:`csd_lib.price.predict.predict_walltime`); without one it is NaN. Every method's row carries the
     run's ``clock`` and ``load1`` (:func:`run_conditions`).
     """
     records = as_records(records)
@@ -156,7 +156,7 @@ def format_table(summary: dict) -> str:
 
 
 def predicted_vs_measured(records, cost_model=None, n_sim: int = 4000) -> dict:
-    """Per method: EWIF predictions from this run's own acceptance (:func:`csd_lib.predict.predict_method`),
+    """Per method: EWIF predictions from this run's own acceptance (:func:`csd_lib.price.predict.predict_method`),
     beside the measurements. The gaps to ``speedup_swi_ms`` and the measured walltime are what
     the paper never calibrated."""
     records = as_records(records)

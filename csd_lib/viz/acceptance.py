@@ -15,7 +15,7 @@ def acceptance_figure(curves: dict, conditional: bool = True, fit: bool = True, 
 
     Args:
         curves: ``{"small->target": curve}`` with ``unconditional`` / ``conditional`` /
-            ``alpha`` as returned by :func:`csd_lib.acceptance.acceptance_curve`.
+            ``alpha`` as returned by :func:`csd_lib.measure.curves.acceptance_curve`.
         paper: mark the paper's range (0.7-0.8 at position 1, <= 0.1 at position 30).
     """
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn

@@ -104,7 +104,7 @@ def medusa_logits(heads: MedusaHeads, hidden: torch.Tensor) -> torch.Tensor:
 
 
 def _hf_model(target) -> nn.Module:
-    """The HF model of ``target`` (an HF model, or a ``csd_lib.models.LM`` wrapping one)."""
+    """The HF model of ``target`` (an HF model, or a ``csd_lib.engine.models.LM`` wrapping one)."""
     return target if isinstance(target, nn.Module) else target.model
 
 

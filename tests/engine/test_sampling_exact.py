@@ -2,12 +2,12 @@
 
 Tiny-vocabulary random families (V = 6, float64, output layers scaled so that a few
 tokens carry most mass). The law of the first ``N_TOK`` generated tokens is computed
-exactly from the target (:func:`csd_lib.lossless.exact_joint`, shared per family and
+exactly from the target (:func:`csd_lib.measure.lossless.exact_joint`, shared per family and
 temperature), with EOS folded in when it is on: a sequence ends at EOS, so every outcome
 ``(.., EOS, x)`` counts as ``(.., EOS, EOS)``. ``n`` seeded generations (seeds
 ``0 .. n-1``) give the empirical law; its total variation (TV) from the exact law must lie
 within the ``QUANTILE`` of the TV that ``n`` exact multinomial draws from the same law give
-(:func:`csd_lib.lossless.noise_tv`; 99.9%, higher in the full sweep, so that a false alarm in
+(:func:`csd_lib.measure.lossless.noise_tv`; 99.9%, higher in the full sweep, so that a false alarm in
 any case of a run has probability <= 1%). The naive variant (``generate(..., naive=True)``:
 upper levels review against the drafters' raw distributions) is the negative control: on
 csd cases with lenience >= 3 it must exceed that same threshold, in at least one case of

@@ -1,4 +1,4 @@
-"""csd_lib.claims.record / read_ledger: one JSON line per claim, written whole, only when asked."""
+"""csd_lib.report.claims.record / read_ledger: one JSON line per claim, written whole, only when asked."""
 import json
 import math
 import multiprocessing

@@ -1,4 +1,4 @@
-"""csd_lib.claims.replay_lenience: a run's greedy reviews decided again under other leniences.
+"""csd_lib.report.claims.replay_lenience: a run's greedy reviews decided again under other leniences.
 
 The replay is trusted because at the run's own lenience it gives back exactly what the run
 accepted (every review, every pair statistic); from there, a higher lenience never accepts fewer

@@ -15,7 +15,7 @@ from test_palette import cie_lightness
 
 K3 = [[5, 14, 10], [0, 1, 10], [0, 0, 10]]
 RESULTS = config.RESULTS_DIR / "tiny-t5-synth-gsm8k.jsonl"
-# the shape of csd_lib.forecast.forecast's result, as forecast_figure reads it
+# the shape of csd_lib.price.forecast.forecast's result, as forecast_figure reads it
 FORECAST = dict(family="toy", device="cpu", best=dict(csd=dict(speedup=1.8, k=[[3, 2], [0, 5]])),
                 rows=[dict(method=m, drafter=d, k=[[k]], speedup=s) for m, d in
                       (("sd", "base"), ("sd", "small"), ("vertical", "base"))
