@@ -287,10 +287,12 @@ def run_plan(family, plan: Plan, ids: list[int]) -> Generation:
         lv.start(ids)
     out: list[int] = []
     prov: list[str] = []
+    times: list[float] = []  # commit time of each output token, on the same clock as ``wall``
     while len(out) < max_new_tokens:
         blk = top.propose(ctx, out, max_new_tokens - len(out))
         out += blk.tokens
         prov += blk.provenance
+        times += [clock() - t0] * len(blk.tokens)
         if blk.eos:
             break
     wall = clock() - t0
@@ -304,7 +306,7 @@ def run_plan(family, plan: Plan, ids: list[int]) -> Generation:
         stats.calls["mag"] = ctx.mag_calls
         stats.params["mag"] = 0
     text = family.tokenizer.decode(out, skip_special_tokens=True) if family.tokenizer is not None else ""
-    return Generation(text, out, prov, ctx.events, stats, plan.method, plan)
+    return Generation(text, out, prov, ctx.events, stats, plan.method, plan, times)
 
 
 def _levels(top: Level) -> list[Level]:

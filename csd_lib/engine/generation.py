@@ -1,6 +1,14 @@
-"""What a generation returns: tokens, per-token provenance, the review log and stats."""
+"""What a generation returns: tokens, per-token provenance, the review log, stats and commit times.
+
+Latency, defined once: a token's commit time is when the target's review handed it to the output
+(seconds on the models' clock since the generation began, the prompt's setup included). The time to
+first token (TTFT) is the first commit time; the inter-token latencies (ITL) are the gaps between
+consecutive commit times, one per token after the first, so the tokens of one accepted block arrive
+together (gaps of 0) and the wait falls on the first token of the next block.
+"""
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 
 from .plan import Plan
@@ -31,9 +39,19 @@ class Event:
     qx: list[float] = field(default_factory=list)        # q(x) it was proposed with (1 for MaG)
 
 
+def time_to_first_token(commit_times) -> float:
+    """TTFT: the first token's commit time (NaN when nothing was committed)."""
+    return float(commit_times[0]) if len(commit_times) else math.nan
+
+
+def inter_token_latencies(commit_times) -> list[float]:
+    """ITL: the gap before each token after the first (``len - 1`` values; 0 inside a committed block)."""
+    return [float(b - a) for a, b in zip(commit_times[:-1], commit_times[1:])]
+
+
 @dataclass
 class Generation:
-    """The result of every method: text, tokens, provenance, review log and stats."""
+    """The result of every method: text, tokens, provenance, review log, stats and commit times."""
     text: str
     token_ids: list[int]
     provenance: list[str]
@@ -41,11 +59,22 @@ class Generation:
     stats: Stats
     method: str
     plan: Plan
+    commit_times: list[float] = field(default_factory=list)  # per output token: seconds since the start
+
+    @property
+    def ttft(self) -> float:
+        """Time to first token (:func:`time_to_first_token`)."""
+        return time_to_first_token(self.commit_times)
+
+    @property
+    def itl(self) -> list[float]:
+        """Inter-token latencies (:func:`inter_token_latencies`)."""
+        return inter_token_latencies(self.commit_times)
 
     def to_dict(self, events: bool = False) -> dict:
         d = {"method": self.method, "plan": self.plan.to_dict(), "text": self.text,
              "token_ids": self.token_ids, "provenance": self.provenance,
-             "stats": self.stats.to_dict()}
+             "stats": self.stats.to_dict(), "commit_times": self.commit_times}
         if events:
             d["events"] = [asdict(e) for e in self.events]
         return d

@@ -67,8 +67,8 @@ def hf_generate(family, prompt_ids: list[int], method: str, max_new_tokens: int)
 
 def run_one(family, prompt: str, method: str, max_new_tokens: int, k=None, lenience=None, sd_k=None,
             mag_lenience=None) -> dict:
-    """One (example, method) record: token ids and stats (``k``, ``lenience``, ``mag_lenience``: csd's,
-    ``sd_k``: sd's draft length)."""
+    """One (example, method) record: token ids, stats and commit times (``k``, ``lenience``, ``mag_lenience``:
+    csd's, ``sd_k``: sd's draft length). The HF baselines record no commit times."""
     if method in HF_METHODS:
         return hf_generate(family, encode_prompt(family, prompt), method, max_new_tokens)
     g = generate(family, prompt, method, **_method_args(method, k, lenience, sd_k, mag_lenience),
@@ -76,7 +76,7 @@ def run_one(family, prompt: str, method: str, max_new_tokens: int, k=None, lenie
     n_prompt = len(encode_prompt(family, prompt))
     # cache length at the first decoding step: T5's decoder starts empty, Llama's holds the prompt
     return {"token_ids": g.token_ids, "stats": g.stats.to_dict(), "plan": g.plan.to_dict(),
-            "provenance": g.provenance_counts(), "prompt_tokens": n_prompt,
+            "provenance": g.provenance_counts(), "commit_times": g.commit_times, "prompt_tokens": n_prompt,
             "cache_start": 1 if family.target.is_encoder_decoder else n_prompt}
 
 

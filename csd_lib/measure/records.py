@@ -11,6 +11,7 @@ import stat
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from ..engine.generation import inter_token_latencies, time_to_first_token
 from ..engine.plan import METHODS, Plan
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,7 @@ class BenchRecord:
     env: dict = field(default_factory=dict)
     clock: str = "wall"                               # stats' times read from 'wall' or 'cpu' (process CPU) time; old: wall
     load1: float | None = None                        # the machine's 1-minute load average when the line was written
+    commit_times: list[float] | None = None           # per output token, seconds since the start; None: not recorded
     error: str | None = None
     extra: dict = field(default_factory=dict)         # keys this version does not know, kept as read
 
@@ -56,6 +58,16 @@ class BenchRecord:
     def n_tokens(self) -> int:
         return self.stats["n_tokens"]
 
+    @property
+    def ttft(self) -> float | None:
+        """Time to first token (:func:`csd_lib.engine.generation.time_to_first_token`); None: not recorded."""
+        return None if self.commit_times is None else time_to_first_token(self.commit_times)
+
+    @property
+    def itl(self) -> list[float] | None:
+        """Inter-token latencies (:func:`csd_lib.engine.generation.inter_token_latencies`); None: not recorded."""
+        return None if self.commit_times is None else inter_token_latencies(self.commit_times)
+
     @classmethod
     def from_dict(cls, d: dict) -> "BenchRecord":
         """A record from a JSON line."""
@@ -66,11 +78,13 @@ class BenchRecord:
         return cls(**kw, plan=Plan.from_dict(plan) if plan else None, extra=extra)
 
     def to_dict(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("plan", "extra", "error")}
+        d = {f.name: getattr(self, f.name) for f in fields(self)
+             if f.name not in ("plan", "extra", "error", "commit_times")}
         if self.plan is not None:
             d["plan"] = self.plan.to_dict()
-        if self.error is not None:
-            d["error"] = self.error
+        for key in ("commit_times", "error"):  # written only where recorded
+            if getattr(self, key) is not None:
+                d[key] = getattr(self, key)
         return {**d, **self.extra}
 
 

@@ -11,15 +11,67 @@ import numpy as np
 from ..measure.records import BenchRecord, fastest
 
 
+def _resamples(n: int, n_boot: int, seed: int) -> np.ndarray:
+    """(n_boot, n) example indices drawn with replacement: the bootstrap's resamples (fixed seed)."""
+    return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+
+
+def _percentile_interval(stats: np.ndarray, level: float) -> list[float]:
+    lo, hi = np.quantile(stats, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    return [float(lo), float(hi)]
+
+
 def bootstrap_median_ci(values, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> list[float]:
     """Percentile bootstrap interval of the median over examples (fixed seed: reproducible)."""
     v = np.asarray(list(values), dtype=float)
     if v.size == 0:
         return [float("nan"), float("nan")]
-    rng = np.random.default_rng(seed)
-    meds = np.median(v[rng.integers(0, v.size, size=(n_boot, v.size))], axis=1)
-    lo, hi = np.quantile(meds, [(1 - level) / 2, (1 + level) / 2])
-    return [float(lo), float(hi)]
+    return _percentile_interval(np.median(v[_resamples(v.size, n_boot, seed)], axis=1), level)
+
+
+def bootstrap_quantiles(groups, qs=(0.5,), n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> dict:
+    """Quantiles of values pooled over examples, each with a percentile bootstrap interval over examples.
+
+    ``groups``: one list of values per example (one value for a per-example number such as TTFT, many
+    for per-token ones such as ITL). Examples are resampled whole (a cluster bootstrap: the tokens of one
+    example are not independent) and their values pooled again. Returns ``{q: (estimate, [lo, hi])}``;
+    NaN without values.
+    """
+    groups = [np.asarray(g, dtype=float).ravel() for g in groups]
+    groups = [g for g in groups if g.size]
+    if not groups:
+        return {q: (float("nan"), [float("nan"), float("nan")]) for q in qs}
+    est = np.quantile(np.concatenate(groups), qs)                        # (len(qs),)
+    rows = _resamples(len(groups), n_boot, seed)                          # (n_boot, examples)
+    if all(g.size == 1 for g in groups):                                  # one value per example: vectorised
+        boots = np.quantile(np.concatenate(groups)[rows], qs, axis=1).T   # (n_boot, len(qs))
+    else:
+        boots = np.stack([np.quantile(np.concatenate([groups[i] for i in row]), qs) for row in rows])
+    return {q: (float(e), _percentile_interval(boots[:, j], level)) for j, (q, e) in enumerate(zip(qs, est))}
+
+
+LATENCY_QUANTILES = (0.5, 0.95, 0.99)  # the percentiles of TTFT and ITL the summaries give
+
+
+def latency_stats(recs) -> dict:
+    """TTFT and ITL percentiles of a method's records (one per example: the fastest repeats), with intervals.
+
+    ``ttft``: over the examples' times to first token; ``itl``: over every inter-token latency of every
+    example, pooled (:func:`bootstrap_quantiles`, examples resampled whole). Each is ``{"n": examples,
+    "p50": .., "p50_ci95": [lo, hi], ...}`` (seconds on the run's clock), or None when no record holds
+    commit times (the HF baselines, lines written before they were recorded).
+    """
+    timed = [r for r in recs if r.commit_times is not None and r.commit_times]
+    out = {}
+    for key, groups in (("ttft", [[r.ttft] for r in timed]), ("itl", [r.itl for r in timed])):
+        if not any(len(g) for g in groups):
+            out[key] = None
+            continue
+        qs = bootstrap_quantiles(groups, LATENCY_QUANTILES)
+        out[key] = {"n": len(timed)}
+        for q, (v, ci) in qs.items():
+            out[key].update({f"p{100 * q:g}": v, f"p{100 * q:g}_ci95": ci})
+    return out
 
 
 def fmt(v, p: int = 2) -> str:

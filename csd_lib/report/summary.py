@@ -16,7 +16,7 @@ from ..engine.stats import model_size_costs, swi
 from ..families.paper_costs import previous_work_costs
 from ..measure.records import ALL_METHODS, BenchRecord, as_records, fastest
 from ..price.predict import predict_method, predict_walltime
-from .bench_stats import bootstrap_median_ci, ratios
+from .bench_stats import LATENCY_QUANTILES, bootstrap_median_ci, fmt, latency_stats, ratios
 
 CLOCK_NAMES = {"wall": "wall time", "cpu": "process CPU time"}
 
@@ -38,7 +38,9 @@ def summarize(records, cost_model=None, n_sim: int = 4000) -> dict:
     model (:class:`csd_lib.price.costmodel.CostModel`), ``speedup_walltime_predicted`` is the EWIF
     prediction from this run's own per-position acceptance (see
     :func:`csd_lib.price.predict.predict_walltime`); without one it is NaN. Every method's row carries the
-    run's ``clock`` and ``load1`` (:func:`run_conditions`).
+    run's ``clock`` and ``load1`` (:func:`run_conditions`), and its latency: ``ttft`` and ``itl`` percentiles
+    with bootstrap intervals over examples (:func:`csd_lib.report.bench_stats.latency_stats`; None where no
+    line recorded commit times).
     """
     records = as_records(records)
     seen = run_conditions(records)
@@ -67,6 +69,7 @@ def summarize(records, cost_model=None, n_sim: int = 4000) -> dict:
              "speedup_walltime_predicted": float("nan"),
              "mismatches": sum(recs[i].token_ids != ar[i].token_ids for i in common), **seen}
         s.update(_call_stats(recs, toks, wall))
+        s.update(latency_stats(list(recs.values())))
         if s["calls_per_model"] is not None and cost_model is not None:
             s["speedup_walltime_predicted"] = predict_walltime(list(recs.values()), cost_model, n_sim)["speedup"]
         out[m] = s
@@ -109,7 +112,7 @@ def mag_share(records, method: str, kinds=("mag-match", "mag-bigram")) -> float:
 SUMMARY_KEYS = ("tokens_per_s", "speedup_walltime", "speedup_swi_ms", "speedup_swi_pw",
                 "mean_tokens_per_target_call", "mismatches", "n", "repeats", "errors",
                 "speedup_walltime_median", "speedup_walltime_ci95", "speedup_walltime_predicted",
-                "outside_share", "clock", "load1")
+                "outside_share", "clock", "load1", "ttft", "itl")
 
 
 def _nan_none(v):
@@ -134,6 +137,35 @@ def conditions_line(seen: dict) -> str:
     return f"clock: {seen['clock']} ({clock}); load (1-minute average): {load}"
 
 
+def latency_lines(summary: dict) -> list[str]:
+    """A plain-text table of TTFT and ITL percentiles per method, in milliseconds with their 95% intervals
+    ('not recorded' for methods whose lines hold no commit times); empty if no method has any."""
+    order = [m for m in ALL_METHODS if m in summary]
+    if not any(summary[m].get("ttft") for m in order):
+        return []
+    keys = [f"p{100 * q:g}" for q in LATENCY_QUANTILES]
+    clock = next((summary[m]["clock"] for m in order if "clock" in summary[m]), "wall")
+    head = f"{'method':<12}{'n':>4}" + "".join(f"{f'{what} {k} (ms)':>24}" for what in ("TTFT", "ITL") for k in keys)
+    rows = [f"latency ({clock} clock): time to first token and inter-token latency, percentiles with bootstrap "
+            f"95% intervals over examples", head, "-" * len(head)]
+    for m in order:
+        t, i = summary[m].get("ttft"), summary[m].get("itl")
+        if t is None:
+            rows.append(f"{m:<12}{'-':>4}  not recorded")
+            continue
+        cells = "".join(f"{latency_cell(st, k):>24}" for st in (t, i) for k in keys)
+        rows.append(f"{m:<12}{t['n']:>4}{cells}")
+    return rows
+
+
+def latency_cell(st: dict | None, key: str) -> str:
+    """One percentile in ms with its interval, '12.3 [11.0-14.1]'; '-' when there is none."""
+    if not st:
+        return "-"
+    lo, hi = st[f"{key}_ci95"]
+    return f"{fmt(1e3 * st[key], 1)} [{fmt(1e3 * lo, 1)}-{fmt(1e3 * hi, 1)}]"
+
+
 def format_table(summary: dict) -> str:
     """A plain-text table of the summary, one row per method, under a line naming the run's clock and load."""
     head = f"{'method':<12}{'n':>4}{'tok/s':>9}{'speedup':>9}{'median':>8}{'CI95':>12}{'pred':>7}" \
@@ -152,7 +184,7 @@ def format_table(summary: dict) -> str:
                     f"{f(s['mean_tokens_per_target_call'], 9, 2)}"
                     f"{f(100 * s['outside_share'] if not math.isnan(s['outside_share']) else float('nan'), 8, 1)}"
                     f"{'%' if not math.isnan(s['outside_share']) else ' '}{s['mismatches']:>9}{s['errors']:>7}")
-    return "\n".join(rows)
+    return "\n".join(rows + latency_lines(summary))
 
 
 def predicted_vs_measured(records, cost_model=None, n_sim: int = 4000) -> dict:

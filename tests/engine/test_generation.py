@@ -1,11 +1,13 @@
-"""csd_lib.engine.generation: what every method returns, its provenance counts and its JSON form."""
+"""csd_lib.engine.generation: what every method returns, its provenance counts, commit times and its JSON form."""
 import json
 from dataclasses import fields
 
+import numpy as np
 import pytest
 
 from csd_lib.engine.cascade import generate
-from csd_lib.engine.generation import TARGET_BONUS, TARGET_CORRECTION, Event, Generation
+from csd_lib.engine.generation import (TARGET_BONUS, TARGET_CORRECTION, Event, Generation, inter_token_latencies,
+                                       time_to_first_token)
 from csd_lib.engine.plan import Plan
 from csd_lib.engine.stats import Stats
 from csd_lib.families.toy import random_family
@@ -55,3 +57,29 @@ def test_a_real_generation_is_consistent(csd_generation):
         assert 0 <= e.n_accepted <= len(e.tokens)
         assert e.bonus == (e.n_accepted == len(e.tokens))
     assert json.loads(json.dumps(g.to_dict(events=True)))["plan"]["method"] == "csd"
+
+
+def test_latency_of_known_commit_times():
+    # a first block of 3 tokens at 0.5 s, one token at 0.75 s, a block of 2 at 1.25 s
+    g = _generation(["small", "small", TARGET_CORRECTION, TARGET_BONUS, "small", TARGET_CORRECTION])
+    g.commit_times = [0.5, 0.5, 0.5, 0.75, 1.25, 1.25]
+    assert g.ttft == 0.5
+    assert g.itl == [0.0, 0.0, 0.25, 0.5, 0.0]  # one gap per token after the first; 0 inside a block
+    assert time_to_first_token([]) != time_to_first_token([])  # NaN: nothing was committed
+    assert inter_token_latencies([0.2]) == [] and _generation([]).itl == []
+    assert json.loads(json.dumps(g.to_dict()))["commit_times"] == g.commit_times
+
+
+def test_a_real_generation_commits_each_target_round_at_one_time(csd_generation):
+    g = csd_generation
+    t = g.commit_times
+    assert len(t) == len(g.token_ids) and all(0 < a <= b for a, b in zip(t, t[1:]))
+    assert t[-1] <= g.stats.wall_time and g.ttft == t[0]
+    # the tokens one target review emitted share one commit time; the next review's come later
+    top = [e for e in g.events if e.depth == 0]
+    ends = np.cumsum([e.n_accepted + 1 for e in top])  # no EOS here: every review emits accepted + 1
+    assert ends[-1] == len(t)
+    starts = [0, *ends[:-1]]
+    assert all(len(set(t[s:e])) == 1 for s, e in zip(starts, ends))
+    assert all(t[e - 1] < t[e] for e in ends[:-1])
+    assert sum(x > 0 for x in g.itl) == len(top) - 1

@@ -63,7 +63,7 @@ def test_summary_is_computed_from_raw_lines(tmp_path):
     assert set(js["csd"]) == {"tokens_per_s", "speedup_walltime", "speedup_swi_ms", "speedup_swi_pw",
                               "mean_tokens_per_target_call", "mismatches", "n", "repeats", "errors",
                               "speedup_walltime_median", "speedup_walltime_ci95", "speedup_walltime_predicted",
-                              "outside_share", "clock", "load1"}
+                              "outside_share", "clock", "load1", "ttft", "itl"}
     assert js["csd"]["speedup_walltime_predicted"] is None  # no cost model given
     for m in METHODS:  # the engine's own share of the walltime: outside every model forward
         mine = [r["stats"] for r in recs if r["method"] == m]
@@ -338,6 +338,13 @@ def test_record_round_trips_through_json_with_its_plan(tmp_path):
         rec = BenchRecord.from_dict(json.loads(json.dumps(raw)))
         assert rec.plan == Plan.from_dict(raw["plan"]) and rec.plan.method == raw["method"]
         assert rec.to_dict() == raw
+        assert rec.commit_times == raw["commit_times"] and len(rec.commit_times) == rec.n_tokens
+        assert rec.ttft == raw["commit_times"][0] <= rec.commit_times[-1] <= rec.wall_time
+        assert rec.itl == pytest.approx([b - a for a, b in zip(rec.commit_times, rec.commit_times[1:])])
+    old = {k: v for k, v in recs[0].items() if k != "commit_times"}  # a line written before commit times
+    rec = BenchRecord.from_dict(old)
+    assert rec.commit_times is None and rec.ttft is None and rec.itl is None
+    assert rec.to_dict() == old  # "not recorded" stays absent: nothing is made up
 
 
 

@@ -94,3 +94,50 @@ def test_prediction_gaps_and_goals():
     assert rows["EWIF prediction within 10% of the measured median"] == ("sd +5%", True)
     assert rows["time outside model forwards (CSD)"] == ("5.0%", True)
     assert "SWI ordering (model-size)" not in rows  # a tiny-t5 goal only
+
+
+def test_bootstrap_quantiles_of_pooled_values_by_hand():
+    from csd_lib.report.bench_stats import bootstrap_quantiles
+    # two examples whose pooled values are 1..10: the quantiles are numpy's of the pooled list
+    q = bootstrap_quantiles([[1, 2, 3, 4], [5, 6, 7, 8, 9, 10]], (0.5, 0.9))
+    assert q[0.5][0] == 5.5 and q[0.9][0] == pytest.approx(9.1)
+    for est, (lo, hi) in q.values():
+        assert lo <= est <= hi
+    # identical examples: every resample pools the same values, so the interval is a point
+    same = bootstrap_quantiles([[0.1, 0.3, 0.2]] * 5, (0.5, 0.99))
+    assert same[0.5] == (0.2, [0.2, 0.2]) and same[0.99][1][0] == same[0.99][1][1] == same[0.99][0]
+    # one value per example: the median's interval is bootstrap_median_ci's (same resamples)
+    v = np.random.default_rng(2).lognormal(size=15)
+    assert bootstrap_quantiles([[x] for x in v])[0.5][1] == pytest.approx(bootstrap_median_ci(v))
+    nan = bootstrap_quantiles([[], []], (0.5,))[0.5]
+    assert math.isnan(nan[0]) and all(math.isnan(b) for b in nan[1])
+
+
+def test_the_cluster_interval_is_wider_than_one_that_treats_tokens_as_independent():
+    from csd_lib.report.bench_stats import bootstrap_quantiles
+    rng = np.random.default_rng(4)
+    # 20 examples, each with its own speed: tokens within one example are alike
+    groups = [rng.normal(mu, 0.01, size=50) for mu in rng.uniform(0.01, 0.05, size=20)]
+    lo, hi = bootstrap_quantiles(groups)[0.5][1]
+    flat_lo, flat_hi = bootstrap_quantiles([[x] for g in groups for x in g])[0.5][1]
+    assert hi - lo > 3 * (flat_hi - flat_lo)
+
+
+def test_latency_stats_of_known_commit_times():
+    from csd_lib.measure.records import BenchRecord
+    from csd_lib.report.bench_stats import latency_stats
+    times = {0: [0.1, 0.1, 0.3], 1: [0.2, 0.5, 0.5, 0.6], 2: [0.4]}  # TTFT 0.1, 0.2, 0.4
+    recs = [BenchRecord(i, "csd", stats={"n_tokens": len(t), "wall_time": 1.0}, commit_times=t)
+            for i, t in times.items()]
+    st = latency_stats(recs)
+    assert st["ttft"]["n"] == st["itl"]["n"] == 3
+    assert st["ttft"]["p50"] == pytest.approx(0.2)
+    assert st["ttft"]["p95"] == pytest.approx(np.quantile([0.1, 0.2, 0.4], 0.95))
+    # ITLs: 0, 0.2 (example 0), 0.3, 0, 0.1 (example 1), none from example 2
+    itl = [0.0, 0.2, 0.3, 0.0, 0.1]
+    for q in (50, 95, 99):
+        assert st["itl"][f"p{q}"] == pytest.approx(np.quantile(itl, q / 100))
+        lo, hi = st["itl"][f"p{q}_ci95"]
+        assert min(itl) <= lo <= st["itl"][f"p{q}"] + 1e-12 and st["itl"][f"p{q}"] - 1e-12 <= hi <= max(itl)
+    old = [BenchRecord(0, "hf-pld", stats={"n_tokens": 3, "wall_time": 1.0})]
+    assert latency_stats(old) == {"ttft": None, "itl": None}  # not recorded: no number is made up

@@ -115,3 +115,21 @@ def test_mag_share_by_hand():
 
 def test_mag_share_skips_error_lines():
     assert mag_share(RECORDS, "csd") == pytest.approx(4 / 30)
+
+
+def test_latency_in_the_summary_and_its_table():
+    recs = [line(0, "ar", 2.0, {"target": 10}, {"target": 1.5}, AR_PARAMS, commit_times=[0.2 * i for i in range(1, 11)]),
+            line(1, "ar", 2.0, {"target": 10}, {"target": 1.5}, AR_PARAMS, commit_times=[0.3 * i for i in range(1, 11)]),
+            line(0, "hf-pld", 0.5), line(1, "hf-pld", 0.5)]
+    s = summarize(recs)
+    assert s["ar"]["ttft"]["p50"] == pytest.approx(0.25) and s["ar"]["ttft"]["n"] == 2
+    assert s["ar"]["itl"]["p50"] == pytest.approx(0.25)  # nine gaps of 0.2 and nine of 0.3
+    assert s["hf-pld"]["ttft"] is None and s["hf-pld"]["itl"] is None
+    js = summary_json(s)
+    assert js["hf-pld"]["ttft"] is None and js["ar"]["itl"]["p99_ci95"] == s["ar"]["itl"]["p99_ci95"]
+    table = format_table(s).splitlines()
+    i = next(j for j, r in enumerate(table) if r.startswith("latency"))
+    ar = next(r for r in table[i:] if r.startswith("ar "))
+    assert "250.0 [200.0-300.0]" in ar  # TTFT p50 in ms with its interval
+    assert next(r for r in table[i:] if r.startswith("hf-pld")).endswith("not recorded")
+    assert not any(r.startswith("latency") for r in format_table(summarize(RECORDS)).splitlines())
