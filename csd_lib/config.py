@@ -25,6 +25,10 @@ FAST = os.environ.get("CSD_FAST", "0") not in ("", "0", "false", "False")
 # CI reruns the notebooks with another seed so that a claim holding by accident fails there.
 SEED = int(os.environ.get("CSD_SEED", "0") or 0)
 IN_CI = os.environ.get("CI", "") not in ("", "0", "false")
+# Caps on the notebooks' workloads (CI runs every notebook on shadow checkpoints with short lengths):
+# the most prompts and new tokens per generation a notebook knob asks for; None when unset.
+MAX_PROMPTS = int(os.environ.get("CSD_MAX_PROMPTS") or 0) or None
+MAX_NEW_TOKENS = int(os.environ.get("CSD_MAX_NEW_TOKENS") or 0) or None
 CACHE_DIR = os.environ.get("CSD_CACHE_DIR") or None
 XDG_CACHE_HOME = os.environ.get("XDG_CACHE_HOME") or None
 # Slow test sweeps (e.g. every exactness configuration in tests/engine/test_sampling_exact.py).
@@ -50,6 +54,16 @@ def cache_dir() -> Path:
     if CACHE_DIR:
         return Path(CACHE_DIR)
     return (Path(XDG_CACHE_HOME) if XDG_CACHE_HOME else Path.home() / ".cache") / "csd-workbook"
+
+
+def n_prompts(n: int) -> int:
+    """A notebook's prompt count ``n``, capped by CSD_MAX_PROMPTS when set."""
+    return min(n, MAX_PROMPTS) if MAX_PROMPTS else n
+
+
+def new_tokens(n: int) -> int:
+    """A notebook's new-token count ``n``, capped by CSD_MAX_NEW_TOKENS when set."""
+    return min(n, MAX_NEW_TOKENS) if MAX_NEW_TOKENS else n
 
 
 def data_dir() -> Path | None:
