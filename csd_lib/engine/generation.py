@@ -29,6 +29,10 @@ class Event:
     is_argmax: list[bool] = field(default_factory=list)  # the token is the reviewer's argmax at its position
     px: list[float] = field(default_factory=list)        # p(x), the reviewer's probability of it (T = 1)
     qx: list[float] = field(default_factory=list)        # q(x) it was proposed with (1 for MaG)
+    # Tree reviews only (empty for a chain): ``tokens`` are the tree's nodes, in node order.
+    parents: list[int] = field(default_factory=list)     # each node's parent (-1: the root)
+    path: list[int] = field(default_factory=list)        # the accepted nodes, root first
+    branch: list[int] = field(default_factory=list)      # each node's rank among its drafter's choices (0: first)
 
 
 @dataclass
@@ -41,10 +45,11 @@ class Generation:
     stats: Stats
     method: str
     plan: Plan
+    branch: list[int] = field(default_factory=list)  # per token: its drafter's choice rank (0: first; chains: all 0)
 
     def to_dict(self, events: bool = False) -> dict:
         d = {"method": self.method, "plan": self.plan.to_dict(), "text": self.text,
-             "token_ids": self.token_ids, "provenance": self.provenance,
+             "token_ids": self.token_ids, "provenance": self.provenance, "branch": self.branch,
              "stats": self.stats.to_dict()}
         if events:
             d["events"] = [asdict(e) for e in self.events]
