@@ -14,200 +14,20 @@ sub-cascade below drafter ``i`` uses ``K[i+1:, i+1:]``.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from typing import Protocol
-
-import numpy as np
 import torch
 
-from .generation import TARGET_BONUS, TARGET_CORRECTION, Event, Generation
+from .generation import Generation
 from .inputs import check_family, check_prompt, check_prompt_length
+from .levels import Block, Ctx, Drafter, Level, MaGLevel
 from .mag import MaG
 from .models import LM
-from .plan import MAG_LENIENCE, METHODS, Plan, make_plan, validate_k
+from .plan import MAG_LENIENCE, METHODS, TREE_METHODS, Plan, make_plan, validate_k
 from .prompts import prompt_ids
-from .review import Lenience, effective_q, greedy_logps, is_lenient, probs, review, review_greedy
-from .stats import PairStats, Stats
+from .stats import Stats
+from .tree_methods import CSDTree, MedusaTop, TreeSD, TreeTop
 
 __all__ = ["METHODS", "Ctx", "Block", "Drafter", "MaGLevel", "Level", "build_cascade", "encode_prompt", "generate",
            "run_plan"]
-
-
-@dataclass
-class Ctx:
-    """Per-generation state shared by all levels."""
-    prompt: list[int]
-    greedy: bool
-    temperature: float
-    generator: torch.Generator | None
-    eos: int | None
-    naive: bool = False
-    events: list[Event] = field(default_factory=list)
-    acceptance: dict[str, PairStats] = field(default_factory=dict)
-    mag_calls: int = 0
-
-
-@dataclass
-class Block:
-    """Tokens a drafter hands up, with the distribution each was drawn from.
-
-    Sampling reviews need ``q`` (m, V); greedy reviews need only ``qx`` (m,), q at the tokens
-    themselves. ``None`` means one-hot (MaG) in both, never materialized.
-    """
-    tokens: list[int]
-    q: torch.Tensor | None       # (m, V) proposal distribution per token (sampling); None: one-hot
-    provenance: list[str]
-    eos: bool = False            # the block ends with EOS: nothing may be drafted after it
-    qx: list[float] | None = None  # q(token) per token (greedy); None: one-hot (all 1)
-
-
-class Drafter(Protocol):
-    """Anything that drafts for the level above: MaG or a model level."""
-    name: str
-
-    def propose(self, ctx: Ctx, prefix: list[int], cap: int, depth: int) -> Block: ...
-
-
-class MaGLevel:
-    """MaG as a drafter."""
-
-    def __init__(self, mag: MaG, vocab_size: int):
-        mag.check_vocab(vocab_size)
-        self.mag, self.name, self.vocab_size = mag, "mag", vocab_size
-
-    def propose(self, ctx: Ctx, prefix: list[int], cap: int, depth: int) -> Block:
-        hay = np.asarray(ctx.prompt + prefix, dtype=np.int64)
-        prop = self.mag.propose(hay, min(self.mag.n, cap))
-        ctx.mag_calls += 1
-        toks, prov = prop.tokens, prop.provenance
-        eos = ctx.eos is not None and ctx.eos in toks
-        if eos:
-            cut = toks.index(ctx.eos) + 1
-            toks, prov = toks[:cut], prov[:cut]
-        return Block(toks, None, prov, eos)  # q one-hot: None
-
-
-class Level:
-    """A model that reviews its sub-drafters' proposals (Algorithm 1, one level)."""
-
-    def __init__(self, lm: LM, subs: list[Drafter], budgets: list[int], lenience: float = 1.0, top: bool = False,
-                 mag_lenience: bool = MAG_LENIENCE):
-        self.lm, self.subs, self.budgets = lm, subs, list(budgets)
-        self.lenience = 1.0 if top else float(lenience)  # the target's review is always strict
-        self.mag_lenience = bool(mag_lenience)  # False: MaG's tokens are reviewed strictly (the paper)
-        self.top, self.name = top, lm.name
-        self.thresholds = np.cumsum(self.budgets).tolist() if self.budgets else []
-        self.base: list[int] = []  # decoder sequence before any output token, set per prompt by start()
-
-    def start(self, prompt: list[int]) -> None:
-        """Begin a generation: a fresh meter, and the model's sequence before any output token."""
-        self.lm.meter.reset()
-        self.base = self.lm.start(prompt)
-
-    def _draft(self, ctx: Ctx, prefix: list[int], limit: int, depth: int):
-        tokens: list[int] = []
-        blocks: list[Block] = []
-        prov: list[str] = []
-        who: list[str] = []
-        eos = False
-        for sub, thr in zip(self.subs, self.thresholds):
-            thr = min(thr, limit)
-            while len(tokens) < thr and not eos:
-                blk = sub.propose(ctx, prefix + tokens, limit - len(tokens), depth + 1)
-                tokens += blk.tokens
-                blocks.append(blk)
-                prov += blk.provenance
-                who += [sub.name] * len(blk.tokens)
-                eos = blk.eos
-            if eos:
-                break
-        return tokens, blocks, prov, who, eos
-
-    def propose(self, ctx: Ctx, prefix: list[int], cap: int, depth: int = 0) -> Block:
-        """Draft with the sub-drafters, review once, return accepted tokens + one more."""
-        tokens, blocks, prov, who, eos = self._draft(ctx, prefix, cap - 1, depth)
-        m = len(tokens)
-        logits = self.lm.logits(self.base + prefix + tokens, m)  # (m+1, V) on the model's device
-        lam = self._lenience_at(who)
-        if ctx.greedy:  # no softmax over the vocabulary, no dense q
-            qx = [v for b in blocks for v in ([1.0] * len(b.tokens) if b.qx is None else b.qx)]
-            r, p_out = review_greedy(logits, tokens, qx, lam)
-        else:
-            x = torch.tensor(tokens, dtype=torch.long, device=logits.device)  # (m,)
-            p = probs(logits, ctx.temperature)                   # (m+1, V)
-            q = _stack_q(blocks, p)                              # (m, V) or None (all one-hot)
-            if isinstance(lam, list):
-                lam = torch.tensor(lam, dtype=p.dtype, device=p.device)  # (m,)
-            r = review(p, x, q, lam, False, ctx.generator)
-        a = r.n_accepted
-        self._log(ctx, depth, prefix, tokens, prov, who, r, logits, qx if ctx.greedy else None)
-        if a == m and eos:  # the draft ended with an accepted EOS: nothing follows it
-            out, own = tokens, []
-        else:
-            out = tokens[:a] + [r.next_token]
-            own = [(TARGET_BONUS if r.bonus else TARGET_CORRECTION) if self.top else self.name]
-        if self.top:
-            return Block(out, None, prov[:a] + own, out[-1] == ctx.eos)
-        if ctx.greedy:  # the level above reads q at these tokens only: this reviewer's p there
-            return Block(out, None, prov[:a] + own, out[-1] == ctx.eos, qx=p_out[:len(out)])
-        return Block(out, self._q_up(ctx, p, q, x, lam, len(out)), prov[:a] + own, out[-1] == ctx.eos)
-
-    def _lenience_at(self, who: list[str]) -> float | list[float]:
-        """This review's lenience: one number, or one per drafted position when MaG's are strict."""
-        if self.lenience == 1 or self.mag_lenience or "mag" not in who:
-            return self.lenience
-        return [1.0 if w == "mag" else self.lenience for w in who]
-
-    def _q_up(self, ctx: Ctx, p: torch.Tensor, q, x: torch.Tensor, lam: Lenience, n_out: int) -> torch.Tensor:
-        """Distribution of each emitted token given the history, for the level above (n_out, V).
-
-        Greedy decoding passes the reviewer's own p up (as the official code does; only at the
-        emitted tokens, see ``propose``); so does the deliberately wrong ``naive`` variant under
-        sampling. Exact sampling needs ``effective_q`` for drafted positions (each with its own
-        lenience); a bonus token was drawn from ``p`` itself.
-        """
-        n = min(n_out, x.numel())  # emitted positions that had a draft
-        if ctx.naive or n == 0 or not is_lenient(lam):
-            return p[:n_out]
-        per_row = isinstance(lam, torch.Tensor)
-        rows = effective_q(p[:n], None if q is None else q[:n], x[:n], lam[:n] if per_row else lam)
-        return torch.cat([rows, p[n:n_out]]) if n_out > n else rows
-
-    def _log(self, ctx: Ctx, depth, prefix, tokens, prov, who, r, logits=None, qx=None) -> None:
-        """Count the review per pair and log it; a greedy review (``qx`` given) also logs, per drafted
-        token, whether it is the argmax and p(x), q(x): what a replay under another lenience needs."""
-        a, m = r.n_accepted, len(tokens)
-        for i in range(min(a + 1, m)):
-            key = f"{self.name}<-{who[i]}"
-            st = ctx.acceptance.get(key)
-            if st is None:
-                st = ctx.acceptance[key] = PairStats()
-            st.add(i, i < a)
-        best, px = [], []
-        if qx is not None and m:  # the same numbers review_greedy decided with, from the same logits
-            best, _, lpx = greedy_logps(logits, tokens)
-            px = [math.exp(v) for v in lpx]
-        ctx.events.append(Event(len(ctx.events), depth, self.name, len(prefix), tokens, prov, who,
-                                r.accept_prob.tolist(), a, r.next_token, r.bonus, self.lenience,
-                                [t == b for t, b in zip(tokens, best)], px, list(qx or [])))
-
-
-def _stack_q(blocks: list[Block], p: torch.Tensor) -> torch.Tensor | None:
-    """The blocks' proposal rows (m, V) on p's device; None when every block is MaG's (one-hot).
-
-    A mix of MaG and model blocks (only under sampling) gets MaG's one-hot rows written out.
-    """
-    if all(b.q is None for b in blocks):
-        return None
-    rows = []
-    for b in blocks:
-        if b.q is None:
-            oh = torch.zeros(len(b.tokens), p.shape[-1], dtype=p.dtype, device=p.device)  # (n, V)
-            rows.append(oh.scatter_(1, torch.tensor(b.tokens, device=p.device)[:, None], 1.0))
-        else:
-            rows.append(b.q.to(p.device))
-    return torch.cat(rows)
 
 
 # -- building a cascade from a plan ---------------------------------------------------
@@ -236,6 +56,17 @@ def build_cascade(target: LM, drafters: list, k, lenience: float = 1.0, mag_leni
     return Level(target, levels, k[0], top=True)
 
 
+def build_tree_top(target: LM, plan: Plan, drafters: list, medusa=None) -> TreeTop:
+    """The target level of a tree method's ``plan``: ``drafters`` as :func:`build_cascade` takes them,
+    ``medusa`` the target's Medusa heads (medusa only)."""
+    if plan.method == "medusa":
+        return MedusaTop(target, medusa, plan.tree)
+    if plan.method == "tree-sd":
+        return TreeSD(target, [Level(drafters[0], [], [])], plan.tree, plan.branch_below)
+    chain = build_cascade(target, drafters, [list(r) for r in plan.k], plan.lenience, plan.mag_lenience)
+    return CSDTree(target, chain.subs, plan.tree, plan.branch_below, chain.budgets)
+
+
 def encode_prompt(family, prompt) -> list[int]:
     """Token ids of a prompt given as text (``prompts.prompt_ids``, the family's prompt style) or ids."""
     prompt = check_prompt(prompt, check_family(family).target.vocab_size)
@@ -247,8 +78,11 @@ def encode_prompt(family, prompt) -> list[int]:
 
 def generate(family, prompt, method: str = "csd", k=None, lenience=None, temperature: float = 0.0,
              seed: int | None = None, max_new_tokens: int = 200, drafter: str | None = None,
-             naive: bool = False, mag_lenience: bool | None = None) -> Generation:
-    """Generate with one of ``ar``, ``sd``, ``mag``, ``staged``, ``csd``.
+             naive: bool = False, mag_lenience: bool | None = None, tree=None,
+             branch_below: float | None = None) -> Generation:
+    """Generate with one of ``ar``, ``sd``, ``mag``, ``staged``, ``csd`` or the tree methods ``tree-sd``,
+    ``medusa``, ``csd-tree`` (``tree``: the tree budget, nodes per depth; ``branch_below``: where a drafter
+    adds its second choice; :func:`csd_lib.engine.plan.make_plan`).
 
     Greedy when ``temperature == 0``. ``naive=True`` makes upper levels review against
     the drafters' raw distributions instead of the effective ones: a deliberately
@@ -257,7 +91,8 @@ def generate(family, prompt, method: str = "csd", k=None, lenience=None, tempera
     :class:`csd_lib.engine.plan.Plan` (:func:`csd_lib.engine.plan.make_plan`), kept in ``Generation.plan``.
     """
     check_family(family)
-    plan = make_plan(family, method, k, lenience, drafter, temperature, max_new_tokens, seed, naive, mag_lenience)
+    plan = make_plan(family, method, k, lenience, drafter, temperature, max_new_tokens, seed, naive, mag_lenience,
+                     tree=tree, branch_below=branch_below)
     ids = encode_prompt(family, prompt)
     return run_plan(family, plan, ids)
 
@@ -271,14 +106,18 @@ def run_plan(family, plan: Plan, ids: list[int]) -> Generation:
                          f"max_new_tokens")
     by_name = {d.name: d for d in family.drafters}
     drafters = [family.mag if name == "mag" else by_name[name] for name in plan.drafters]
-    top = build_cascade(target, drafters, [list(r) for r in plan.k], plan.lenience, plan.mag_lenience)
+    if plan.method in TREE_METHODS:
+        top = build_tree_top(target, plan, drafters, getattr(family, "medusa", None))
+    else:
+        top = build_cascade(target, drafters, [list(r) for r in plan.k], plan.lenience, plan.mag_lenience)
     gen = None
     if plan.temperature > 0:
         gen = torch.Generator(device="cpu")  # samples do not depend on the device
         gen.manual_seed(plan.seed) if plan.seed is not None else gen.seed()
     eos = target.eos_token_id
     eos = eos[0] if isinstance(eos, (list, tuple)) else eos
-    ctx = Ctx(ids, plan.temperature == 0, plan.temperature, gen, eos, plan.naive)
+    ctx = Ctx(ids, plan.temperature == 0, plan.temperature, gen, eos, plan.naive,
+              branch_below=plan.branch_below if plan.method == "csd-tree" else 0.0)
     levels = _levels(top)
     lms = [lv.lm for lv in levels]
     clock = target.meter.clock  # the models' own clock (wall by default): forward and total times agree
@@ -288,11 +127,13 @@ def run_plan(family, plan: Plan, ids: list[int]) -> Generation:
     out: list[int] = []
     prov: list[str] = []
     times: list[float] = []  # commit time of each output token, on the same clock as ``wall``
+    branch: list[int] = []
     while len(out) < max_new_tokens:
         blk = top.propose(ctx, out, max_new_tokens - len(out))
         out += blk.tokens
         prov += blk.provenance
         times += [clock() - t0] * len(blk.tokens)
+        branch += blk.branch or [0] * len(blk.tokens)
         if blk.eos:
             break
     wall = clock() - t0
@@ -306,7 +147,7 @@ def run_plan(family, plan: Plan, ids: list[int]) -> Generation:
         stats.calls["mag"] = ctx.mag_calls
         stats.params["mag"] = 0
     text = family.tokenizer.decode(out, skip_special_tokens=True) if family.tokenizer is not None else ""
-    return Generation(text, out, prov, ctx.events, stats, plan.method, plan, times)
+    return Generation(text, out, prov, ctx.events, stats, plan.method, plan, commit_times=times, branch=branch)
 
 
 def _levels(top: Level) -> list[Level]:

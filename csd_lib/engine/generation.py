@@ -37,6 +37,10 @@ class Event:
     is_argmax: list[bool] = field(default_factory=list)  # the token is the reviewer's argmax at its position
     px: list[float] = field(default_factory=list)        # p(x), the reviewer's probability of it (T = 1)
     qx: list[float] = field(default_factory=list)        # q(x) it was proposed with (1 for MaG)
+    # Tree reviews only (empty for a chain): ``tokens`` are the tree's nodes, in node order.
+    parents: list[int] = field(default_factory=list)     # each node's parent (-1: the root)
+    path: list[int] = field(default_factory=list)        # the accepted nodes, root first
+    branch: list[int] = field(default_factory=list)      # each node's rank among its drafter's choices (0: first)
 
 
 def time_to_first_token(commit_times) -> float:
@@ -60,6 +64,7 @@ class Generation:
     method: str
     plan: Plan
     commit_times: list[float] = field(default_factory=list)  # per output token: seconds since the start
+    branch: list[int] = field(default_factory=list)  # per token: its drafter's choice rank (0: first; chains: all 0)
 
     @property
     def ttft(self) -> float:
@@ -73,7 +78,7 @@ class Generation:
 
     def to_dict(self, events: bool = False) -> dict:
         d = {"method": self.method, "plan": self.plan.to_dict(), "text": self.text,
-             "token_ids": self.token_ids, "provenance": self.provenance,
+             "token_ids": self.token_ids, "provenance": self.provenance, "branch": self.branch,
              "stats": self.stats.to_dict(), "commit_times": self.commit_times}
         if events:
             d["events"] = [asdict(e) for e in self.events]

@@ -17,6 +17,8 @@ from typing import Callable
 import torch
 from transformers import DynamicCache, EncoderDecoderCache
 
+from .tree import tree_mask
+
 log = logging.getLogger(__name__)
 
 # What a generation's times are read from: wall time, or this process's CPU time (all its threads;
@@ -34,11 +36,12 @@ class Meter:
     calls: int = 0
     time: float = 0.0
     tokens_fed: int = 0
+    tree_nodes: int = 0  # tree nodes scored (tree calls only)
     clock: Callable[[], float] = CLOCKS["wall"]  # a setting: reset() keeps it
 
     def reset(self) -> None:
         """Zero the counts: a new generation starts."""
-        self.calls, self.time, self.tokens_fed = 0, 0.0, 0
+        self.calls, self.time, self.tokens_fed, self.tree_nodes = 0, 0.0, 0, 0
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
@@ -86,6 +89,7 @@ class LM:
         self._cache = None
         self._cached: list[int] = []  # decoder tokens whose keys/values are in the cache
         self._enc = None
+        self._tree: list[int] = []  # tokens of the last tree, until keep_path
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self, prompt_ids: list[int]) -> list[int]:
@@ -143,8 +147,67 @@ class LM:
         self.meter.time += self.meter.clock() - t0
         self.meter.calls += 1
         self.meter.tokens_fed += len(new)
-        self._cached = list(seq)
+        self._cached, self._tree = list(seq), []
         return logits
+
+    def tree_logits(self, seq: list[int], tokens: list[int], parents: list[int], hidden: bool = False):
+        """Logits of a token tree after ``seq`` in one forward call: (N + 1, V), float32 on the model's device.
+
+        Node ``i`` holds ``tokens[i]`` and hangs under node ``parents[i]`` (-1: under ``seq[-1]``;
+        parents come before their children). Row 0 is the distribution after ``seq``, row ``i + 1``
+        the one after node ``i``'s root path. Each node sees the cache, the fed part of ``seq`` and
+        its own ancestors (:func:`csd_lib.engine.tree.tree_mask`), at position ``len(seq) - 1 + depth``.
+        ``hidden=True`` also returns the same rows' final hidden states (the output layer's input), (N + 1, D).
+        Until :meth:`keep_path` says which root path was accepted the cache holds every node; the next
+        call without it crops them all (they match no sequence).
+        """
+        if self.is_encoder_decoder:
+            raise ValueError(f"model '{self.name}' is an encoder-decoder (T5): its decoder's relative "
+                             f"position bias cannot score a token tree (docs/REFERENCE.md, tree attention); "
+                             f"use a decoder-only family such as tiny-llama")
+        n = len(seq)
+        keep = min(_common_prefix(self._cached, seq), n - 1)  # re-feed >= 1 token: row 0 is its output
+        if keep < len(self._cached):
+            self._cache.crop(keep - len(self._cached))
+        lin = seq[keep:]
+        ids = torch.tensor([lin + list(tokens)], device=self.device)  # (1, r + N)
+        mask, pos = tree_mask(parents, len(lin), keep, self.dtype, self.device)  # (1, 1, T, keep + T), (1, T)
+        caps: list[torch.Tensor] = []
+        hook = self.model.get_output_embeddings().register_forward_pre_hook(
+            lambda mod, args: caps.append(args[0])) if hidden else None
+        t0 = self.meter.clock()
+        try:
+            with torch.inference_mode():
+                out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, cache=self._cache,
+                                 use_cache=True, logits_to_keep=len(tokens) + 1)
+        finally:
+            if hook is not None:
+                hook.remove()
+        logits = out.logits[0].float()  # (N + 1, V)
+        if logits.device.type == "cuda":
+            torch.cuda.synchronize(logits.device)
+        self.meter.time += self.meter.clock() - t0
+        self.meter.calls += 1
+        self.meter.tokens_fed += ids.shape[1]
+        self.meter.tree_nodes += len(tokens)
+        self._cached = list(seq) + [None] * len(tokens)  # node entries match no sequence until keep_path
+        self._tree = list(tokens)
+        return (logits, caps[-1][0]) if hidden else logits  # hidden: (N + 1, D)
+
+    def keep_path(self, path: list[int]) -> None:
+        """Keep only the cache entries of the accepted root path (node indices, root first) of the last tree.
+
+        The cache API rolls back a suffix (``crop``) but the accepted nodes need not be one: the kept
+        rows are gathered along the sequence axis of every layer's keys and values, the tensors
+        ``crop`` slices.
+        """
+        n = len(self._cached) - len(self._tree)
+        idx = torch.tensor(list(range(n)) + [n + i for i in path], device=self.device)  # (n + a,)
+        for layer in self._cache.layers:
+            layer.keys = layer.keys.index_select(-2, idx)
+            layer.values = layer.values.index_select(-2, idx)
+        self._cached = self._cached[:n] + [self._tree[i] for i in path]
+        self._tree = []
 
 
 # pad plays no part in single-prompt decoding, and some drafter tokenizers define none

@@ -16,7 +16,16 @@ from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
-METHODS = ("ar", "sd", "mag", "staged", "csd")
+METHODS = ("ar", "sd", "mag", "staged", "csd")        # linear drafts: every family runs them
+TREE_METHODS = ("tree-sd", "medusa", "csd-tree")      # token trees, decoder-only targets (engine/tree.py)
+ENGINE_METHODS = METHODS + TREE_METHODS
+
+# A tree method's drafters add a second choice at a node where their first has probability below this.
+BRANCH_BELOW = 0.8
+# Tree budget (nodes per depth) of tree-sd, as (width,) * SD's k, and of csd-tree (branches at these
+# depths; the cascade's main chain goes on below them, one node per depth).
+TREE_WIDTH = 2
+CSD_TREE = (2, 2, 2)
 
 # Most tokens MaG proposes per call in the official code (docs/REFERENCE.md): MaG's default block.
 MAG_BLOCK = 10
@@ -62,14 +71,49 @@ def check_max_new_tokens(max_new_tokens) -> int:
     return int(max_new_tokens)
 
 
+def check_method(method) -> str:
+    """A known method name."""
+    if method not in ENGINE_METHODS:
+        raise ValueError(f"unknown method {method!r}; use one of {', '.join(ENGINE_METHODS)}")
+    return method
+
+
+def check_tree(tree, method: str) -> tuple[int, ...]:
+    """A tree budget: nodes per depth, a non-empty list of integers >= 1 (tree methods only)."""
+    if method not in TREE_METHODS:
+        if tree not in (None, (), []):
+            raise ValueError(f"a tree budget (got tree={tree!r}) is for the tree methods "
+                             f"{', '.join(TREE_METHODS)}; method {method!r} drafts a chain: leave it unset")
+        return ()
+    if isinstance(tree, str):
+        try:
+            tree = json.loads(tree)
+        except json.JSONDecodeError:
+            tree = None
+    if isinstance(tree, (int, np.integer)) and not isinstance(tree, bool):
+        tree = [tree]
+    if not isinstance(tree, (list, tuple)) or not tree or any(
+            isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1 for v in tree):
+        raise ValueError(f"bad tree budget {tree!r}: the tree budget is the most nodes per depth, a non-empty "
+                         f"list of integers >= 1, e.g. [2, 2, 1] (two nodes at depths 1 and 2, one at depth 3)")
+    return tuple(int(v) for v in tree)
+
+
+def check_branch_below(x) -> float:
+    """A probability in [0, 1]: a drafter branches where its first choice has less."""
+    if not _is_number(x) or not 0 <= x <= 1:
+        raise ValueError(f"branch_below must be a probability in [0, 1] (a drafter adds its second choice "
+                         f"where its first has less; 0: never), got {x!r}")
+    return float(x)
+
+
 def check_method_lenience(method: str, lenience) -> float | None:
-    """Validate a lenience for ``method``: only ``csd`` has lenient draft-to-draft reviews."""
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    """Validate a lenience for ``method``: only ``csd`` (and ``csd-tree``) have lenient draft-to-draft reviews."""
+    check_method(method)
     if lenience is None:
         return None
     lam = check_lenience(lenience)
-    if method != "csd" and lam != 1:
+    if method not in ("csd", "csd-tree") and lam != 1:
         raise ValueError(f"method {method!r} reviews without lenience (it has no draft-to-draft review), "
                          f"got lenience={lenience!r}; leave lenience unset, or use method='csd' for lenient "
                          f"draft-to-draft reviews")
@@ -89,13 +133,13 @@ def check_method_args(method: str, k=None, lenience=None, drafter: str | None = 
     check_method_lenience(method, lenience)
     if mag_lenience is not None:
         check_mag_lenience(mag_lenience)
-        if method != "csd":
+        if method not in ("csd", "csd-tree"):
             raise ValueError(f"mag_lenience={mag_lenience!r} sets lenience on MaG's tokens inside a lenient "
                              f"cascade; method {method!r} has no lenient review: leave it unset, or use "
                              f"method='csd'")
-    if method == "ar" and k is not None:
+    if method in ("ar", "medusa") and k is not None:
         raise ValueError(f"method 'ar' drafts nothing, so it takes no k (got k={k!r}); leave k unset")
-    if drafter is not None and method != "sd":
+    if drafter is not None and method not in ("sd", "tree-sd"):
         raise ValueError(f"drafter={drafter!r} picks SD's one drafter; method {method!r} takes no drafter: "
                          f"leave it unset, or use method='sd'")
 
@@ -156,10 +200,13 @@ class Plan:
     naive: bool = False              # review against raw drafter distributions (the biased variant)
     family: str = ""
     mag_lenience: bool = MAG_LENIENCE  # lenience applies to MaG's tokens too (False: strict, the paper)
+    tree: tuple[int, ...] = ()       # tree methods: most nodes per depth (the tree budget)
+    branch_below: float = BRANCH_BELOW  # tree methods: a drafter branches where its first choice has less
 
     def __post_init__(self):
-        if self.method not in METHODS:
-            raise ValueError(f"unknown method {self.method!r}; use one of {', '.join(METHODS)}")
+        check_method(self.method)
+        object.__setattr__(self, "tree", check_tree(self.tree, self.method))
+        object.__setattr__(self, "branch_below", check_branch_below(self.branch_below))
         drafters = tuple(str(d) for d in self.drafters)
         if "mag" in drafters[:-1]:
             raise ValueError("MaG is the bottom of the cascade: it may only be the last drafter")
@@ -233,27 +280,42 @@ class Plan:
         d = asdict(self)
         d["drafters"] = list(self.drafters)
         d["k"] = [list(row) for row in self.k]
+        d["tree"] = list(self.tree)
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "Plan":
         """A plan from :meth:`to_dict` (read back from JSON: lists, ``k`` None for ar); other keys are ignored."""
         kw = {f.name: d[f.name] for f in fields(cls) if f.name in d}
-        return cls(**{**kw, "drafters": tuple(kw.get("drafters") or ()), "k": kw.get("k") or ()})
+        return cls(**{**kw, "drafters": tuple(kw.get("drafters") or ()), "k": kw.get("k") or (),
+                      "tree": tuple(kw.get("tree") or ())})
 
 def make_plan(family, method: str, k=None, lenience=None, drafter: str | None = None, temperature: float = 0.0,
               max_new_tokens: int = 200, seed: int | None = None, naive: bool = False,
-              mag_lenience: bool | None = None, task: str | None = None) -> Plan:
+              mag_lenience: bool | None = None, task: str | None = None, tree=None,
+              branch_below: float | None = None) -> Plan:
     """Resolve a method and the user's settings on ``family`` into a :class:`Plan`.
 
     ``mag_lenience`` (csd only; None: :data:`MAG_LENIENCE`) applies lenience to MaG's tokens too.
     ``task``: with no ``k``, csd takes ``family.k_for(task)`` and sd ``family.sd_k_for(task)``
     (the preset's per-task settings, :class:`csd_lib.families.Family`).
 
+    ``tree`` (tree methods): the tree budget, nodes per depth (None: tree-sd ``TREE_WIDTH`` at each of SD's
+    k depths, csd-tree :data:`CSD_TREE`, medusa the nodes per depth of the heads' smallest standard tree);
+    ``branch_below`` (tree-sd, csd-tree; None: :data:`BRANCH_BELOW`).
+
     ``family`` needs ``name``, ``drafters`` (objects with ``name``, largest first), ``mag.n``,
-    ``sd_k``, ``staged_k``, ``default_k`` and ``default_lenience``.
+    ``sd_k``, ``staged_k``, ``default_k`` and ``default_lenience`` (and ``medusa`` for medusa).
     """
     check_method_args(method, k, lenience, drafter, mag_lenience)
+    if tree is not None:
+        check_tree(tree, method)
+    if branch_below is not None and method not in ("tree-sd", "csd-tree"):
+        raise ValueError(f"branch_below is where tree-sd and csd-tree drafters branch; method {method!r} "
+                         f"takes none: leave it unset")
+    if method in TREE_METHODS:
+        return _tree_plan(family, method, k, lenience, drafter, temperature, max_new_tokens, seed, naive,
+                          mag_lenience, task, tree, BRANCH_BELOW if branch_below is None else branch_below)
     if task is not None and k is None:
         k = family.k_for(task) if method == "csd" else family.sd_k_for(task) if method == "sd" else None
     run = dict(temperature=check_temperature(temperature), max_new_tokens=check_max_new_tokens(max_new_tokens),
@@ -282,6 +344,39 @@ def make_plan(family, method: str, k=None, lenience=None, drafter: str | None = 
     lam = check_lenience(family.default_lenience if lenience is None else lenience)
     return Plan("csd", drafters, kk, lam, family.mag.n,
                 mag_lenience=MAG_LENIENCE if mag_lenience is None else mag_lenience, **run)
+
+
+def _tree_plan(family, method, k, lenience, drafter, temperature, max_new_tokens, seed, naive, mag_lenience,
+               task, tree, branch_below) -> Plan:
+    """:func:`make_plan` for the tree methods: the linear plan it grows from, plus the tree budget."""
+    if getattr(family.target, "is_encoder_decoder", False):
+        raise ValueError(f"method {method!r} verifies a token tree, which an encoder-decoder (T5) target cannot "
+                         f"score in one call (docs/REFERENCE.md, tree attention); family '{family.name}' has one: "
+                         f"use a decoder-only family such as tiny-llama, or a linear method")
+    if method == "medusa":
+        heads = getattr(family, "medusa", None)
+        if heads is None:
+            raise ValueError(f"family '{family.name}' has no Medusa heads; train them with `python -m csd_lib.zoo "
+                             f"medusa --family {family.name}` (data/models/{family.name}-medusa)")
+        if tree is None:
+            tree = medusa_budget(heads.trees[min(heads.trees)])
+        plan = make_plan(family, "ar", None, None, None, temperature, max_new_tokens, seed, naive)
+        if len(check_tree(tree, method)) > heads.n_heads:
+            raise ValueError(f"a tree budget {list(tree)} is {len(tree)} deep but the Medusa heads predict "
+                             f"{heads.n_heads} tokens ahead; give at most {heads.n_heads} depths")
+        return replace(plan, method=method, tree=tree)
+    if method == "tree-sd":
+        plan = make_plan(family, "sd", k, lenience, drafter, temperature, max_new_tokens, seed, naive, task=task)
+        tree = (TREE_WIDTH,) * plan.k[0][0] if tree is None else check_tree(tree, method)
+        return replace(plan, method=method, k=((len(tree),),), tree=tree, branch_below=branch_below)  # k: the depth
+    plan = make_plan(family, "csd", k, lenience, None, temperature, max_new_tokens, seed, naive, mag_lenience, task)
+    return replace(plan, method=method, tree=CSD_TREE if tree is None else tree, branch_below=branch_below)
+
+
+def medusa_budget(paths) -> tuple[int, ...]:
+    """Nodes per depth of a Medusa rank tree (paths of ranks)."""
+    depth = max(len(p) for p in paths)
+    return tuple(sum(len(p) == d for p in paths) for d in range(1, depth + 1))
 
 
 def vertical_k(k: int, levels: int, mag_block: int) -> list[list[int]]:

@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from csd_lib import config
+from csd_lib.engine.tree import tree_candidates  # noqa: F401  (its home is the engine)
 from csd_lib.families import tasks
 
 log = logging.getLogger(__name__)
@@ -228,25 +229,6 @@ def standard_tree(top_k_acc, n_nodes: int) -> list[tuple[int, ...]]:
 def tree_acceptance(top_k_acc, path: tuple[int, ...]) -> float:
     """Estimated acceptance of a tree node: the product of its ranks' accuracies."""
     return math.prod(float(top_k_acc[i][r]) for i, r in enumerate(path))
-
-
-def tree_candidates(head_logits: torch.Tensor, tree: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
-    """Token paths of ``tree`` for one position: node ``(r_0, .., r_d)`` -> (top_{r_0}(head 0), ..).
-
-    ``head_logits`` (H, V) are the heads' logits at the last accepted row (``medusa_logits``
-    of one row, squeezed). The paths continue after the target's own next token (the argmax
-    of its logits at that row), which the caller puts first; same order as ``tree``.
-    """
-    if head_logits.dim() == 3 and head_logits.shape[1] == 1:
-        head_logits = head_logits[:, 0]                                  # (H, V)
-    if head_logits.dim() != 2:
-        raise ValueError(f"head_logits must be (H, V) for one position, got {tuple(head_logits.shape)}")
-    depth = max((len(p) for p in tree), default=0)
-    if depth > head_logits.shape[0]:
-        raise ValueError(f"the tree is {depth} deep but there are only {head_logits.shape[0]} heads")
-    k = max((r for p in tree for r in p), default=-1) + 1
-    top = torch.topk(head_logits[:depth], k, dim=-1).indices.tolist()  # (depth, k)
-    return [tuple(top[i][r] for i, r in enumerate(p)) for p in tree]
 
 
 # --------------------------------------------------------------------------- data
