@@ -17,7 +17,9 @@ from csd_lib.price.costfile import load_costs
 from csd_lib.price.predict import prediction_limits
 from csd_lib.report.bench_stats import best_sd, goals, machine_speed, prediction_gaps, run_k, swi_chain
 from csd_lib.report.bench_stats import fmt as f
-from csd_lib.report.summary import CLOCK_NAMES, mag_share, predicted_vs_measured, run_conditions, summarize
+from csd_lib.report.bench_stats import LATENCY_QUANTILES
+from csd_lib.report.summary import (CLOCK_NAMES, latency_cell, mag_share, predicted_vs_measured, run_conditions,
+                                    summarize)
 from csd_lib.viz import bench_figure, cost_figure
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,6 +74,27 @@ def table(summary: dict, extra: dict | None = None) -> list[str]:
                     f"{'-' if share is None or math.isnan(share) else f'{100 * share:.1f}%'} | {s['mismatches']} | "
                     f"{s.get('errors', 0)} |")
     return rows
+
+
+def latency_table(summary: dict) -> list[str]:
+    """TTFT and ITL percentiles per method (ms, bootstrap 95% intervals over examples), or one line saying the run
+    recorded none."""
+    order = [m for m in ALL_METHODS if m in summary]
+    if not any(summary[m].get("ttft") for m in order):
+        return ["Latency (time to first token, inter-token latency): not recorded; these lines predate per-token "
+                "commit times. A new run of `bash scripts/run_benchmarks.sh` records them.", ""]
+    keys = [f"p{100 * q:g}" for q in LATENCY_QUANTILES]
+    rows = ["Latency on the run's clock, in ms: time to first token (TTFT, percentiles over examples) and inter-token "
+            "latency (ITL, the gap before each later token, pooled over every example's tokens: tokens of one "
+            "accepted block arrive together, gap 0), fastest round per example, bootstrap 95% intervals with "
+            "examples resampled whole:", "",
+            "| method | examples | " + " | ".join(f"{w} {k}" for w in ("TTFT", "ITL") for k in keys) + " |",
+            "|---|---|" + "---|" * 2 * len(keys)]
+    for m in order:
+        t, i = summary[m].get("ttft"), summary[m].get("itl")
+        cells = [latency_cell(st, k) for st in (t, i) for k in keys] if t else ["not recorded"] * 2 * len(keys)
+        rows.append(f"| {m} | {t['n'] if t else '-'} | " + " | ".join(cells) + " |")
+    return rows + [""]
 
 
 def conditions(recs: list[dict]) -> str:
@@ -290,7 +313,7 @@ def main() -> int:
                 lines += ["These lines come from an earlier run (one round per example, before the lean-forward "
                           "change); they record no prompt lengths, so the prediction assumes the cost model's "
                           "mid cache length. Rerun `bash scripts/run_benchmarks.sh` to replace them.", ""]
-            lines += table(s, extra) + [""]
+            lines += table(s, extra) + [""] + latency_table(s)
             if png(bench_figure(s, title=f"{fam} on {task}: speedup over AR"), DOCS / f"bench-{fam}-{task}.png"):
                 lines += [f"![{fam} {task}](docs/bench-{fam}-{task}.png)", ""]
             readme_rows.append(dict(fam=fam, task=task, recs=recs, s=s, vert=vert, alt=alt,

@@ -176,6 +176,12 @@ class CostModel:
         t = self.forward[name](n, L)
         return t + self.review(n) if reviews else t
 
+    def verify(self, name: str, nodes, L=None):
+        """Seconds of one review by ``name`` of ``nodes`` drafted tokens, a chain or a tree alike: the call
+        feeds the last committed token and every node, ``t(nodes + 1, L)``, and reviews ``nodes + 1`` rows
+        (a tree's attention mask changes which cached positions a node sees, not how many tokens are fed)."""
+        return self.call(name, np.asarray(nodes, dtype=float) + 1, L)
+
     def ar_step(self, target: str = "target", L=None) -> float:
         """Seconds per token of autoregressive decoding with the target."""
         return float(self.call(target, 1, L))

@@ -1,4 +1,4 @@
-"""Expected walltime improvement factor (EWIF): closed forms, Monte Carlo and Table 1.
+"""Expected walltime improvement factor (EWIF): closed forms, Monte Carlo, token trees and Table 1.
 
 Paper notation (CS Drafting, arXiv 2312.11462, Section 4). Everything here assumes the
 paper's i.i.d. Bernoulli model: each drafted token is accepted with a fixed probability,
@@ -20,9 +20,13 @@ Conventions, stated once:
   ``phi(x)**n`` gives ``(1 - alpha*phi(alpha)**n)/(1-alpha)``. The Monte Carlo in the tests
   agrees with the power reading; Cor 4.4's right-hand side (``alpha**(n+1)``) needs it too.
 * EWIF = E[tokens per step] / E[cost per step], the cost of one target call being 1.
+* A token tree (several branches reviewed in one call) is a parent list with acceptance rates per
+  depth and sibling rank, each sibling's given that the earlier ones were rejected
+  (:func:`expected_accepted_tree`, :func:`simulate_tree`); :mod:`csd_lib.price.pricing` prices it.
 """
 from __future__ import annotations
 
+import heapq
 from itertools import product
 from typing import Mapping, Sequence
 
@@ -217,6 +221,177 @@ def simulate_vc(alpha: float, alpha_prime: float, k: int, n: int, c_d1: float, c
     tokens = np.minimum(a_top, drafted) + 1.0
     cost = np.full(n_sim, 1.0 + n * c_d1 + n * k * c_d2)
     return _mc_summary(tokens, cost)
+
+
+# ---------------------------------------------------------------------------
+# Token trees: one review of several branches
+# ---------------------------------------------------------------------------
+#
+# A tree is a parent list: ``parents[i]`` is the node that node ``i`` continues, -1 for the root (the last
+# committed token, which the review's first row continues), and every parent comes before its children.
+# Children of one node are siblings, ranked in node order. ``rates[d][b]`` is the acceptance of the
+# sibling of rank ``b`` at depth ``d + 1``, given that its parent was accepted and every earlier sibling
+# rejected (the last row and the last entry of a row repeat, as for chains). At most one sibling is
+# accepted: the review follows one root path, then adds its own token.
+
+def check_tree(parents) -> np.ndarray:
+    """``parents`` as an int array, checked: each entry -1 (the root) or an earlier node."""
+    par = np.asarray(list(parents), dtype=np.int64).ravel()
+    bad = [i for i, p in enumerate(par.tolist()) if not -1 <= p < i]
+    if bad:
+        raise ValueError(f"a tree is a parent list in which node i's parent is -1 (the root) or a node before i; "
+                         f"nodes {bad} break it in {par.tolist()}")
+    return par
+
+
+def tree_depths(parents) -> np.ndarray:
+    """Depth of every node (the root's children: 1)."""
+    par = check_tree(parents)
+    depth = np.zeros(par.size, dtype=np.int64)
+    for i, p in enumerate(par):
+        depth[i] = 1 if p < 0 else depth[p] + 1
+    return depth
+
+
+def tree_widths(parents) -> list[int]:
+    """Nodes per depth, depth 1 first."""
+    d = tree_depths(parents)
+    return np.bincount(d)[1:].tolist() if d.size else []
+
+
+def sibling_ranks(parents) -> np.ndarray:
+    """Each node's rank among its parent's children, in node order (0 = the first)."""
+    par = check_tree(parents)
+    seen: dict[int, int] = {}
+    ranks = np.zeros(par.size, dtype=np.int64)
+    for i, p in enumerate(par.tolist()):
+        ranks[i] = seen.get(p, 0)
+        seen[p] = ranks[i] + 1
+    return ranks
+
+
+def _rate(rates, depth: int, rank: int) -> float:
+    """rates[depth - 1][rank], the last row and the last entry repeating."""
+    row = rates[min(depth, len(rates)) - 1]
+    return float(row[min(rank, len(row) - 1)])
+
+
+def _check_rates(rates) -> list[list[float]]:
+    rows = [list(np.asarray(r, dtype=float).ravel()) for r in rates]
+    if not rows or any(not r for r in rows) or any(not 0 <= v <= 1 for r in rows for v in r):
+        raise ValueError(f"rates must be one non-empty row of acceptance rates in [0, 1] per depth (rates[d][b]: "
+                         f"the b-th sibling at depth d + 1), got {rates!r}")
+    return rows
+
+
+def tree_node_rates(parents, rates) -> np.ndarray:
+    """Each node's conditional acceptance: ``rates[depth - 1][rank]`` (:func:`sibling_ranks`)."""
+    rows = _check_rates(rates)
+    return np.array([_rate(rows, d, b) for d, b in zip(tree_depths(parents), sibling_ranks(parents))])
+
+
+def tree_accept_probs(parents, rates) -> np.ndarray:
+    """P(node on the accepted path) per node: its parent's, times every earlier sibling's rejection, times its rate."""
+    par, r = check_tree(parents), tree_node_rates(parents, rates)
+    prob = np.zeros(par.size)
+    left: dict[int, float] = {}  # per parent: P(parent accepted and every sibling so far rejected)
+    for i, p in enumerate(par.tolist()):
+        reach = left.get(p, 1.0 if p < 0 else prob[p])
+        prob[i] = reach * r[i]
+        left[p] = reach * (1.0 - r[i])
+    return prob
+
+
+def expected_accepted_tree(parents, rates) -> float:
+    """E[accepted drafted tokens] of one tree review: the sum over nodes of P(node accepted).
+
+    A chain (``parents = [-1, 0, 1, ...]``, one rate per depth) gives ``sum_i prod_{j<=i} alpha_j``, Thm 4.5's
+    numerator less the target's own token."""
+    return float(tree_accept_probs(parents, rates).sum())
+
+
+def expected_tokens_tree(parents, rates) -> float:
+    """Tokens per tree review: the accepted path plus the reviewer's own token (correction or bonus)."""
+    return 1.0 + expected_accepted_tree(parents, rates)
+
+
+def simulate_tree(parents, rates, n_sim: int = 200_000, seed: int = 0) -> dict:
+    """Monte Carlo of a tree review: from the root, each child is tried in rank order and accepted w.p. its rate
+    (given the earlier ones failed); the walk goes on from the accepted child, and stops where none is.
+    Returns ``accepted`` (mean accepted tokens), ``accepted_se``, ``tokens_per_step`` and ``n_sim``."""
+    par, r = check_tree(parents), tree_node_rates(parents, rates)
+    kids: list[list[int]] = [[] for _ in range(par.size + 1)]              # row 0: the root, row i + 1: node i
+    for i, p in enumerate(par.tolist()):
+        kids[p + 1].append(i)
+    w = max(1, *(len(k) for k in kids))
+    child = np.full((par.size + 1, w), -1, dtype=np.int64)                 # (nodes + 1, w) children by rank
+    for row, k in enumerate(kids):
+        child[row, :len(k)] = k
+    rate = np.where(child >= 0, r[np.maximum(child, 0)] if par.size else 0.0, 0.0)  # (nodes + 1, w)
+    rng = np.random.default_rng(seed)
+    at = np.zeros(n_sim, dtype=np.int64)                                   # (N,) current row
+    acc = np.zeros(n_sim)
+    alive = np.ones(n_sim, dtype=bool)
+    for _ in range(int(tree_depths(par).max()) if par.size else 0):
+        ok = (rng.random((n_sim, w)) < rate[at]) & alive[:, None]          # (N, w) accepted if tried
+        hit = ok.any(axis=1)
+        at = np.where(hit, child[at, ok.argmax(axis=1)] + 1, at)           # the first accepted child
+        acc += hit
+        alive &= hit
+    se = acc.std(ddof=1) / np.sqrt(n_sim) if n_sim > 1 else np.nan
+    return dict(accepted=float(acc.mean()), accepted_se=float(se), tokens_per_step=float(acc.mean() + 1),
+                n_sim=int(n_sim))
+
+
+def best_tree(rates, n_nodes: int) -> list[int]:
+    """A tree of ``n_nodes`` nodes for :func:`expected_accepted_tree`, built greedily: each node added is the
+    likeliest to be accepted among those that may come next (a node's first child, or the next sibling of a
+    node). The greedy tree is optimal when no node is likelier than its parent or its earlier sibling."""
+    rows = _check_rates(rates)
+    n_nodes = _check_count(n_nodes, "n_nodes")
+    parents: list[int] = []
+    # candidates: (-P(accepted), order, parent, its depth, rank); the root is parent -1 at depth 0, P 1
+    heap = [(-_rate(rows, 1, 0), 0, -1, 1, 0)]
+    reach = {-1: 1.0}  # per parent: P(parent accepted and its children so far rejected)
+    order = 1
+    while len(parents) < n_nodes:
+        neg, _, p, d, b = heapq.heappop(heap)
+        me = len(parents)
+        parents.append(p)
+        rate = _rate(rows, d, b)
+        reach[me] = -neg
+        reach[p] *= 1.0 - rate
+        heapq.heappush(heap, (-reach[p] * _rate(rows, d, b + 1), order, p, d, b + 1))
+        heapq.heappush(heap, (-reach[me] * _rate(rows, d + 1, 0), order + 1, me, d + 1, 0))
+        order += 2
+    return parents
+
+
+def tree_for_widths(rates, widths) -> list[int]:
+    """A tree with ``widths[d]`` nodes at depth ``d + 1``, each depth filled greedily with the likeliest
+    children of the depth above (nodes numbered depth by depth)."""
+    rows = _check_rates(rates)
+    widths = [_check_count(w, "every width") for w in widths]
+    parents: list[int] = []
+    above = [(-1, 1.0)]  # (node, P(accepted)) at the depth above; the root first
+    for d, w in enumerate(widths, 1):
+        heap = [(-pr * _rate(rows, d, 0), i, node, 0, pr) for i, (node, pr) in enumerate(above)]
+        heapq.heapify(heap)
+        level = []
+        for _ in range(w):
+            neg, i, node, b, left = heapq.heappop(heap)
+            parents.append(node)
+            level.append((len(parents) - 1, -neg))
+            left *= 1.0 - _rate(rows, d, b)
+            heapq.heappush(heap, (-left * _rate(rows, d, b + 1), i, node, b + 1, left))
+        above = level
+    return parents
+
+
+def _check_count(n, what: str) -> int:
+    if isinstance(n, bool) or int(n) != n or n < 1:
+        raise ValueError(f"{what} must be a whole number of nodes >= 1, got {n!r}")
+    return int(n)
 
 
 # ---------------------------------------------------------------------------

@@ -1,6 +1,9 @@
-"""Benchmark figures (notebooks 00, 05, 06): speedups over AR, measured against predicted."""
+"""Benchmark figures (notebooks 00, 05, 06): speedups over AR, measured against predicted, latency."""
 from __future__ import annotations
 
+import numpy as np
+
+from ..measure.records import ALL_METHODS, fastest
 from .palette import OKABE_ITO, bar_pattern, series_style
 
 
@@ -63,3 +66,30 @@ def _label_positions(ys: list) -> list[str]:
     for rank, i in enumerate(order):
         pos[i] = "top center" if rank % 2 == 0 else "bottom center"
     return pos
+
+
+def itl_figure(records, methods=None, title: str = "inter-token latency"):
+    """The distribution of inter-token latencies per method: one empirical CDF each (plotly Figure).
+
+    Every gap of every example's fastest round, pooled (the gaps the summaries' ITL percentiles read,
+    :func:`csd_lib.report.bench_stats.latency_stats`); a block of tokens accepted together shows as the jump
+    at 0. Methods whose lines hold no commit times are left out. Each line has its own colour, dash and
+    marker, and its legend entry gives the median time to first token.
+    """
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
+    best = fastest(records)
+    order = [m for m in (methods or ALL_METHODS) if m in best]
+    fig = go.Figure()
+    for i, m in enumerate(m for m in order if any(r.commit_times for r in best[m].values())):
+        recs = [r for r in best[m].values() if r.commit_times]
+        gaps = np.sort(np.concatenate([np.asarray(r.itl, dtype=float) for r in recs])) * 1e3  # (tokens,) ms
+        ttft = float(np.median([r.ttft for r in recs])) * 1e3
+        st = series_style(i)
+        cdf = np.arange(1, gaps.size + 1) / gaps.size
+        fig.add_scatter(x=gaps, y=cdf, mode="lines+markers", name=f"{m} (TTFT median {ttft:.1f} ms)",
+                        line=dict(color=st["color"], dash=st["dash"], shape="hv", width=2),
+                        marker=dict(symbol=st["symbol"], color=st["color"], size=6, maxdisplayed=12))
+    fig.update_layout(title=title, xaxis_title="inter-token latency (ms; 0: in the same block as the token before)",
+                      yaxis_title="share of tokens with at most this gap", yaxis_tickformat=".0%",
+                      template="plotly_white", legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0))
+    return fig

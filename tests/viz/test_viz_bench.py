@@ -1,5 +1,6 @@
 """csd_lib.viz.bench: speedup bars and parity scatters from hand-made summaries."""
 import plotly.graph_objects as go
+import pytest
 
 from csd_lib.viz.bench import bench_figure, parity_figure
 from csd_lib.viz.palette import series_style
@@ -32,3 +33,22 @@ def test_parity_figure_groups_and_diagonal():
     one = parity_figure([dict(label="x", m=3.0, p=2.0)], "m", "p", xlabel="measured")
     assert list(one.data[-1].x) == [1.0, 3.0]  # the diagonal always reaches 1 (AR)
     assert not one.data[0].showlegend and one.layout.xaxis.title.text == "measured"
+
+
+def test_itl_figure_draws_each_timed_method_s_gaps():
+    from csd_lib.viz import itl_figure
+    from csd_lib.viz.palette import series_style
+    stats = {"n_tokens": 4, "wall_time": 1.0}
+    recs = [dict(example=0, method="ar", stats=stats, commit_times=[0.1, 0.2, 0.3, 0.4]),
+            dict(example=0, method="csd", stats=stats, commit_times=[0.2, 0.2, 0.2, 0.5]),
+            dict(example=1, method="csd", stats=stats, commit_times=[0.4, 0.4, 0.6, 0.6]),
+            dict(example=0, method="hf-pld", stats=stats)]  # no commit times: left out
+    fig = itl_figure(recs)
+    assert [t.name.split()[0] for t in fig.data] == ["ar", "csd"]
+    ar, csd = fig.data
+    assert list(ar.x) == pytest.approx([100.0] * 3) and list(ar.y) == pytest.approx([1 / 3, 2 / 3, 1])
+    assert list(csd.x) == pytest.approx([0, 0, 0, 0, 200, 300])  # both examples' gaps pooled, sorted, in ms
+    assert "TTFT median 300.0 ms" in csd.name  # of 0.2 and 0.4 s
+    assert (ar.line.dash, ar.line.color) != (csd.line.dash, csd.line.color) and ar.line.dash != csd.line.dash
+    assert csd.line.color == series_style(1)["color"]
+    assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text

@@ -1,0 +1,143 @@
+"""Token trees in EWIF: expected accepted length by hand, against Monte Carlo and a token-level simulation,
+greedy trees, and tree budgets priced by the nodes a review feeds."""
+import itertools
+
+import numpy as np
+import pytest
+
+from csd_lib.price.costmodel import CallFit, CostModel
+from csd_lib.price.ewif import (best_tree, check_tree, ewif_sd, expected_accepted_tree, expected_tokens_horizontal,
+                                expected_tokens_tree, sibling_ranks, simulate_tree, tree_accept_probs, tree_depths,
+                                tree_for_widths, tree_widths)
+from csd_lib.price.pricing import price_tree, rank_tree_budgets
+
+# a hand-built tree: the root has children 0 and 1; 0 has children 2 and 3; 2 has child 4
+#          root
+#         /    \
+#        0      1
+#       / \
+#      2   3
+#      |
+#      4
+TREE = [-1, -1, 0, 0, 2]
+RATES = [[0.6, 0.5], [0.7, 0.4], [0.9]]
+
+
+def test_the_hand_built_tree_by_hand():
+    assert tree_depths(TREE).tolist() == [1, 1, 2, 2, 3] and tree_widths(TREE) == [2, 2, 1]
+    assert sibling_ranks(TREE).tolist() == [0, 1, 0, 1, 0]
+    p0 = 0.6
+    p1 = 0.4 * 0.5               # 0 rejected, then 1 accepted
+    p2 = p0 * 0.7
+    p3 = p0 * 0.3 * 0.4          # 2 rejected, then 3 accepted
+    p4 = p2 * 0.9
+    assert tree_accept_probs(TREE, RATES) == pytest.approx([p0, p1, p2, p3, p4])
+    assert expected_accepted_tree(TREE, RATES) == pytest.approx(p0 + p1 + p2 + p3 + p4)
+    assert expected_tokens_tree(TREE, RATES) == pytest.approx(1 + p0 + p1 + p2 + p3 + p4)
+
+
+def test_a_chain_is_the_horizontal_cascade():
+    alphas = [0.9, 0.8, 0.75, 0.5]
+    chain = [-1, 0, 1, 2]
+    assert expected_tokens_tree(chain, [[a] for a in alphas]) == pytest.approx(expected_tokens_horizontal(alphas))
+    # the last row repeats: one rate for every depth is SD's acceptance
+    assert expected_tokens_tree(chain, [[0.7]]) == pytest.approx(expected_tokens_horizontal([0.7] * 4))
+
+
+@pytest.mark.parametrize("tree, rates", [
+    (TREE, RATES),
+    ([-1, -1, -1, 0, 0, 1, 3, 3, 6], [[0.5, 0.3, 0.2], [0.6, 0.25], [0.8, 0.1]]),
+    ([-1, 0, 1, 2, 3, 4], [[0.95], [0.9], [0.6]]),
+    ([-1, -1, -1, -1], [[0.1, 0.9, 0.0, 1.0]]),
+])
+def test_the_closed_form_against_monte_carlo(tree, rates):
+    mc = simulate_tree(tree, rates, n_sim=200_000, seed=3)
+    exact = expected_accepted_tree(tree, rates)
+    assert abs(mc["accepted"] - exact) < 4 * mc["accepted_se"] + 1e-12
+    assert mc["tokens_per_step"] == pytest.approx(mc["accepted"] + 1)
+
+
+def test_sibling_rates_are_conditional_on_the_earlier_siblings_rejected():
+    """A token-level world: at every depth the target's next token is drawn from p; a node is accepted when
+    its token is that one. Branch b's conditional rate is then p(c_b) / (1 - p(c_0) - ... - p(c_{b-1}))."""
+    rng = np.random.default_rng(7)
+    p = np.array([0.45, 0.25, 0.15, 0.1, 0.05])       # the target's law over 5 tokens, the same at every depth
+    cand = [0, 1, 2]                                   # each node's children propose tokens 0, 1, 2 in rank order
+    cond = [p[c] / (1 - p[cand[:i]].sum()) for i, c in enumerate(cand)]
+    tree = [-1, -1, -1, 0, 0, 1]                       # depth 1: tokens 0, 1, 2; depth 2 under node 0: 0, 1; under 1: 0
+    tokens = [0, 1, 2, 0, 1, 0]
+    n = 100_000
+    truth = rng.choice(p.size, p=p, size=(n, 2))       # (N, depth) the target's tokens
+    acc = np.zeros(n)
+    for row in range(n):                               # walk the tree along the target's tokens
+        at = -1
+        for d in range(2):
+            nxt = [i for i, q in enumerate(tree) if q == at and tokens[i] == truth[row, d]]
+            if not nxt:
+                break
+            at = nxt[0]
+            acc[row] += 1
+    exact = expected_accepted_tree(tree, [cond, cond])
+    assert abs(acc.mean() - exact) < 4 * acc.std() / np.sqrt(n)
+    # treating the siblings' rates as unconditional (p itself) is measurably wrong
+    assert abs(acc.mean() - expected_accepted_tree(tree, [list(p[cand])] * 2)) > 10 * acc.std() / np.sqrt(n)
+
+
+def test_greedy_trees_are_the_best_of_their_size_on_small_cases():
+    rates = [[0.5, 0.4, 0.3], [0.6, 0.3], [0.7]]
+    for n in range(1, 6):  # every parent list of n nodes (each parent earlier): the greedy tree is the best
+        best = max(expected_accepted_tree(list(t), rates)
+                   for t in itertools.product(*[range(-1, i) for i in range(n)]))
+        assert expected_accepted_tree(best_tree(rates, n), rates) == pytest.approx(best)
+    t = tree_for_widths(rates, [2, 3, 1])
+    assert tree_widths(t) == [2, 3, 1] and check_tree(t).tolist() == t
+    assert expected_accepted_tree(tree_for_widths(rates, [1, 1, 1]), rates) == pytest.approx(
+        expected_accepted_tree([-1, 0, 1], rates))
+
+
+@pytest.mark.parametrize("bad", [[0], [-2], [-1, 1], [-1, 0, 5]])
+def test_a_parent_list_that_is_no_tree_is_refused(bad):
+    with pytest.raises(ValueError, match="parent list"):
+        check_tree(bad)
+
+
+def test_bad_rates_and_budgets_are_refused():
+    for rates in ([], [[]], [[1.5]], [[0.5], [-0.1]]):
+        with pytest.raises(ValueError, match="rates"):
+            expected_accepted_tree([-1], rates)
+    for n in (0, 2.5, True):
+        with pytest.raises(ValueError, match="whole number"):
+            best_tree([[0.5]], n)
+
+
+def _flat_target(b_target: float) -> CostModel:
+    """A target whose call costs 10 ms + b per token fed; a drafter at 1 ms + 0.1 ms per token; no overhead."""
+    return CostModel("test", "cpu", {"target": CallFit([1e-2, b_target, 0, 0, 0]), "small": CallFit([1e-3, 1e-4, 0, 0, 0])})
+
+
+def test_a_verification_call_is_priced_by_the_nodes_it_feeds():
+    cm = _flat_target(1e-3)
+    assert cm.verify("target", 5) == pytest.approx(1e-2 + 6e-3)  # five nodes and the last committed token
+    pr = price_tree(TREE, RATES, cm, "small")
+    assert pr["verify_s"] == pytest.approx(cm.verify("target", 5))
+    assert pr["draft_s"] == pytest.approx((1e-3 + 1e-4) + (1e-3 + 2e-4) + (1e-3 + 2e-4))  # depths fed 1, 2, 2 nodes
+    assert pr["speedup"] == pytest.approx(cm.ar_step() * expected_tokens_tree(TREE, RATES) / pr["step_s"])
+
+
+def test_a_chain_priced_with_per_call_constants_is_sd_ewif():
+    cm = CostModel.constant({"target": 1.0, "small": 0.05, "mag": 0.0})
+    for k in (1, 3, 6):
+        pr = price_tree(list(range(-1, k - 1)), [[0.8]], cm, "small")
+        assert pr["speedup"] == pytest.approx(ewif_sd(0.8, k, 0.05))
+
+
+def test_the_ranking_spends_spare_width_only_where_the_target_has_it():
+    rates = [[0.6, 0.5, 0.4], [0.6, 0.4], [0.5]]
+    budgets = [1, 2, 4, 8, 16, [1, 1, 1, 1], [3, 2, 1]]
+    wide = rank_tree_budgets(rates, _flat_target(0.0), budgets, "mag")  # a call costs the same for any width
+    assert [r["speedup"] for r in wide] == sorted((r["speedup"] for r in wide), reverse=True)
+    assert wide[0]["budget"] == 16  # free width: the largest tree wins
+    narrow = rank_tree_budgets(rates, _flat_target(2e-2), budgets, "mag")  # every node costs twice a call's base
+    assert narrow[0]["budget"] == 1 and narrow[-1]["budget"] == 16
+    chain = next(r for r in wide if r["budget"] == [1, 1, 1, 1])
+    assert chain["parents"] == [-1, 0, 1, 2] and chain["widths"] == [1, 1, 1, 1]
