@@ -3,13 +3,12 @@
 Shadows are built once for the module. Each preset is loaded once in this process and
 generates with every method (greedy, fp32, CPU: every output must equal AR's); then one
 CLI ``generate`` and one ``bench`` smoke run per preset go through subprocesses, and
-notebook 00 runs on a shadowed preset. Slow (a few minutes on 2 cores): deselect with
-``-m 'not slow'``.
+every notebook runs to its last cell on the shadows of ``NOTEBOOK_PRESETS`` with short lengths.
+Slow (minutes on 2 cores): deselect with ``-m 'not slow'``.
 """
 import gc
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -109,20 +108,34 @@ def test_preset_end_to_end_on_shadows(preset, hub, cache, offline, tmp_path):
     assert all(r["token_ids"] == ref for r in recs)
 
 
-def test_notebook_00_on_a_shadowed_preset(hub, cache, tmp_path):
-    """Notebook 00 executed with CSD_FAMILY set to a real preset served by the shadow hub.
+NOTEBOOK_PRESETS = ["flan-t5-colab", "vicuna"]
+NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+CELL_LIMIT_S = 300  # per cell, under load on 2 shared cores; a quiet machine needs a fraction of it
+SHORT = dict(CSD_MAX_PROMPTS="2", CSD_MAX_NEW_TOKENS="8")  # the notebooks' knobs, capped (csd_lib.config)
 
-    It must run through, or stop only at an assertion of a claim about gains ("claim
-    broken: ..."): random weights accept almost nothing, so e.g. "CSD saves target calls"
-    cannot hold on shadows. The greedy-identity asserts come before the first claim.
+
+@pytest.mark.parametrize("preset", NOTEBOOK_PRESETS)
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_on_a_shadowed_preset(name, preset, hub, tmp_path):
+    """Each notebook runs to its last cell on a shadowed real preset, short lengths, no claim broken.
+
+    Random weights accept almost nothing, so every claim about trained models must say
+    "not checked: random weights" (computed from the family) instead of stopping; laws (identity
+    with AR in fp32, exact sampling) are still asserted.
     """
+    import nbformat
+    from nbclient import NotebookClient
+    from csd_lib.report.claims import NOT_CHECKED
     own_cache = tmp_path / "cache"  # the notebook's own bigram cache: proof of which family it loaded
-    e = env(hub, own_cache, CSD_FAMILY="flan-t5-colab", CSD_FAST="1")
-    nb = REPO / "notebooks" / "00_start_here.ipynb"
-    p = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", str(nb),
-                        "--output-dir", str(tmp_path), "--ExecutePreprocessor.timeout=600"],
-                       env=e, cwd=REPO / "notebooks", capture_output=True, text=True, timeout=900)
-    if p.returncode != 0:
-        text = re.sub(r"\x1b\[[0-9;]*m", "", p.stderr)
-        assert re.search(r"AssertionError: claim broken", text), text[-4000:]
-    assert list(own_cache.glob("flan-t5-colab-bigram-*.npy")), "the notebook did not load the family CSD_FAMILY names"
+    nb = nbformat.read(REPO / "notebooks" / name, as_version=4)
+    client = NotebookClient(nb, timeout=CELL_LIMIT_S, kernel_name="python3",
+                            resources={"metadata": {"path": str(REPO / "notebooks")}})
+    client.execute(env=env(hub, own_cache, CSD_FAMILY=preset, **SHORT))  # raises at the first failing or overrunning cell
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code), "a code cell did not run"
+    text = "\n".join(str(o.get("text", "")) + str(o.get("data", {}).get("text/markdown", "")) + str(o.get("data", {}).get("text/plain", ""))
+                     for c in code for o in c.outputs)
+    assert "claim broken" not in text
+    asks = any("family=fam" in c.source and ("holds(" in c.source or "expect(" in c.source) for c in code)
+    assert NOT_CHECKED in text or not asks, "a claim on random weights was asserted instead of reported as not checked"
+    assert list(own_cache.glob(f"{preset}-bigram-*.npy")), "the notebook did not load the family CSD_FAMILY names"
