@@ -55,6 +55,7 @@ def hf_generate(family, prompt_ids: list[int], method: str, max_new_tokens: int)
         raise ValueError(f"unknown HF method {method!r}")
     clock = target.meter.clock  # the clock the engine's methods are timed with (see use_clock)
     t0 = clock()
+    kw["streamer"] = commits = _commit_streamer(clock, t0)
     with torch.inference_mode():
         out = target.model.generate(ids, **kw)[0].tolist()
     wall = clock() - t0
@@ -62,13 +63,37 @@ def hf_generate(family, prompt_ids: list[int], method: str, max_new_tokens: int)
     eos = target.eos_token_id
     if eos in new:
         new = new[:new.index(eos) + 1]
-    return {"token_ids": new, "stats": {"n_tokens": len(new), "wall_time": wall}}
+    rec = {"token_ids": new, "stats": {"n_tokens": len(new), "wall_time": wall}}
+    if len(commits.times) >= len(new):  # else this transformers streams otherwise: not recorded, never guessed
+        rec["commit_times"] = commits.times[:len(new)]
+    return rec
+
+
+def _commit_streamer(clock, t0):
+    """A transformers streamer that notes when ``generate`` hands out new tokens (seconds since ``t0``), one time
+    per token; the first ``put`` holds the prompt (or T5's decoder start) and is skipped."""
+    from transformers.generation.streamers import BaseStreamer
+
+    class CommitTimes(BaseStreamer):
+        def __init__(self):
+            self.times: list[float] = []
+            self.started = False
+
+        def put(self, value) -> None:
+            if self.started:
+                self.times += [clock() - t0] * int(value.numel())
+            self.started = True
+
+        def end(self) -> None:
+            pass
+
+    return CommitTimes()
 
 
 def run_one(family, prompt: str, method: str, max_new_tokens: int, k=None, lenience=None, sd_k=None,
             mag_lenience=None) -> dict:
     """One (example, method) record: token ids, stats and commit times (``k``, ``lenience``, ``mag_lenience``:
-    csd's, ``sd_k``: sd's draft length). The HF baselines record no commit times."""
+    csd's, ``sd_k``: sd's draft length). The HF baselines' commit times come from a streamer on ``generate``."""
     if method in HF_METHODS:
         return hf_generate(family, encode_prompt(family, prompt), method, max_new_tokens)
     g = generate(family, prompt, method, **_method_args(method, k, lenience, sd_k, mag_lenience),

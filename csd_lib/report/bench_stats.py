@@ -61,7 +61,7 @@ def latency_stats(recs) -> dict:
     "p50": .., "p50_ci95": [lo, hi], ...}`` (seconds on the run's clock), or None when no record holds
     commit times (the HF baselines, lines written before they were recorded).
     """
-    timed = [r for r in recs if r.commit_times is not None and r.commit_times]
+    timed = [r for r in recs if r.commit_times]
     out = {}
     for key, groups in (("ttft", [[r.ttft] for r in timed]), ("itl", [r.itl for r in timed])):
         if not any(len(g) for g in groups):

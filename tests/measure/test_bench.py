@@ -214,7 +214,10 @@ def test_hf_baselines_match_ar(arch, method):
     for ex in EXAMPLES:
         ids = f.tokenizer(ex.prompt)["input_ids"]
         ref = generate(f, ids, "ar", max_new_tokens=14).token_ids
-        assert hf_generate(f, ids, method, 14)["token_ids"] == ref
+        rec = hf_generate(f, ids, method, 14)
+        assert rec["token_ids"] == ref
+        t = rec["commit_times"]  # from generate's streamer: one per token, in order, within the call
+        assert len(t) == len(ref) and all(0 < a <= b for a, b in zip(t, t[1:])) and t[-1] <= rec["stats"]["wall_time"]
 
 
 def test_bench_rejects_unknown_method(tmp_path):
