@@ -11,23 +11,15 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from ..engine.tree import check_parents
 from .palette import SEQUENTIAL_SCALE, level_color
 
 
-def _check_tree(labels, parents) -> None:
+def _depths(labels, parents) -> list[int]:
+    """Node depths (:func:`csd_lib.engine.tree.check_parents`), one label per node checked."""
     if len(labels) != len(parents):
         raise ValueError(f"{len(labels)} labels for {len(parents)} nodes: give one label per node")
-    for i, p in enumerate(parents):
-        if not -1 <= p < i:
-            raise ValueError(f"node {i}'s parent {p} is not an earlier node (or -1 for the root)")
-
-
-def depths(parents) -> list[int]:
-    """Depth of every node (1 for a child of the root)."""
-    d: list[int] = []
-    for p in parents:
-        d.append(1 if p < 0 else d[p] + 1)
-    return d
+    return check_parents(list(parents))
 
 
 def _layout(parents) -> list[float]:
@@ -55,13 +47,13 @@ def token_tree_figure(labels, parents, proposers, accepted, root_label: str = "c
                       title: str = "One tree review") -> go.Figure:
     """The tree left to right by depth; each node a marker in its drafter's colour with its token,
     the accepted path drawn thick and its nodes outlined."""
-    _check_tree(labels, parents)
+    depth = _depths(labels, parents)
     if len(proposers) != len(labels):
         raise ValueError(f"{len(proposers)} proposers for {len(labels)} nodes")
     kept = set(accepted)
     if any(not 0 <= a < len(labels) for a in kept):
         raise ValueError(f"accepted nodes {sorted(kept)} are not all nodes of the tree")
-    ys, xs = _layout(parents), depths(parents) + [0]
+    ys, xs = _layout(parents), depth + [0]
     fig = go.Figure()
     for i, p in enumerate(parents):
         on = i in kept

@@ -2,16 +2,12 @@
 import pytest
 
 from csd_lib.viz.palette import level_color
-from csd_lib.viz.tree import depths, token_tree_figure, tree_mask_figure
+from csd_lib.viz.tree import token_tree_figure, tree_mask_figure
 
 # root -> a (0) -> b (1) -> d (3); a -> c (2); root -> e (4)
 PARENTS = [-1, 0, 0, 1, -1]
 LABELS = ["a", "b", "c", "d", "e"]
 WHO = ["base", "small", "small", "mag", "base"]
-
-
-def test_depths_follow_the_parents():
-    assert depths(PARENTS) == [1, 2, 2, 3, 1]
 
 
 def test_nodes_are_coloured_by_drafter_and_the_path_is_thick():
@@ -26,7 +22,7 @@ def test_nodes_are_coloured_by_drafter_and_the_path_is_thick():
     assert list(nodes["drafted by mag"].x) == [3]
 
 
-@pytest.mark.parametrize("parents,err", [([-1, 1], "not an earlier node"), ([-1], "2 labels")])
+@pytest.mark.parametrize("parents,err", [([-1, 1], "must be -1 .the root. or an earlier node"), ([-1], "2 labels")])
 def test_a_bad_tree_is_refused(parents, err):
     with pytest.raises(ValueError, match=err):
         token_tree_figure(["x", "y"], parents, ["base", "base"], accepted=[])
