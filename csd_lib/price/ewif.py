@@ -33,7 +33,6 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..engine.plan import Plan
-from ..engine.tree import check_parents
 from .costmodel import CostModel
 
 # ---------------------------------------------------------------------------
@@ -236,15 +235,22 @@ def simulate_vc(alpha: float, alpha_prime: float, k: int, n: int, c_d1: float, c
 # accepted: the review follows one root path, then adds its own token.
 
 def check_tree(parents) -> np.ndarray:
-    """``parents`` as an int array, checked by the engine's rule (:func:`csd_lib.engine.tree.check_parents`)."""
+    """``parents`` as an int array, checked: each entry -1 (the root) or an earlier node."""
     par = np.asarray(list(parents), dtype=np.int64).ravel()
-    check_parents(par.tolist())
+    bad = [i for i, p in enumerate(par.tolist()) if not -1 <= p < i]
+    if bad:
+        raise ValueError(f"a tree is a parent list in which node i's parent is -1 (the root) or a node before i; "
+                         f"nodes {bad} break it in {par.tolist()}")
     return par
 
 
 def tree_depths(parents) -> np.ndarray:
     """Depth of every node (the root's children: 1)."""
-    return np.asarray(check_parents(check_tree(parents).tolist()), dtype=np.int64)
+    par = check_tree(parents)
+    depth = np.zeros(par.size, dtype=np.int64)
+    for i, p in enumerate(par):
+        depth[i] = 1 if p < 0 else depth[p] + 1
+    return depth
 
 
 def tree_widths(parents) -> list[int]:
