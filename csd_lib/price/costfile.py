@@ -71,15 +71,17 @@ def read_cost_file(path):
         raise ValueError(f"--costs {path} is not a cost model ({type(e).__name__}: {e}); {fix}") from None
 
 
-def costs_for(fam, reference: dict | None = None, seconds: float = 10.0) -> tuple[CostModel, Match, Path]:
+def costs_for(fam, reference: dict | None = None, seconds: float = 10.0,
+              prompt_ids: list[int] | None = None) -> tuple[CostModel, Match, Path]:
     """The cost model that prices ``fam``'s plans on this machine, how its fingerprint compared, and its file.
 
     ``reference``: this machine's reference steps ({'target', 'drafter', 'drafter_name'} seconds, e.g. a
     run's: :func:`csd_lib.measure.machine.run_fingerprint`; None: compare the static fingerprint only).
     Tried in turn: this machine's own file (:func:`machine_cost_path`), the committed one (:func:`cost_path`).
     A match is used; an unknown one (a file stored before fingerprints, nothing known differs) is used with
-    a warning; a mismatch is skipped. None usable: one is measured now (about ``seconds``, with a bar) and
-    written (atomically) to this machine's own file.
+    a warning; a mismatch is skipped. None usable: one is measured now (about ``seconds``, with a bar;
+    ``prompt_ids``: :func:`csd_lib.price.timing.measure_costs`'s) and written (atomically) to this machine's
+    own file.
     """
     here = fingerprint(environment(fam.target.device), reference)
     for path in (machine_cost_path(fam.name, here), cost_path(fam.name, here["device"])):
@@ -98,12 +100,13 @@ def costs_for(fam, reference: dict | None = None, seconds: float = 10.0) -> tupl
     path = machine_cost_path(fam.name, here)
     log.info(f"no stored cost model of {fam.name} matches this machine; measuring one (about {seconds:.0f} s) "
              f"into {path}")
-    cm = measure_costs(fam, seconds=seconds, min_reps=1)
+    cm = measure_costs(fam, prompt_ids, seconds=seconds, min_reps=1)
     save_costs(cm, path)
     return cm, match_fingerprints(here, cost_fingerprint(cm)), path
 
 
-def bench_costs(fam, spec=None, seconds: float = 10.0, records=None) -> tuple[CostModel | None, Match | None]:
+def bench_costs(fam, spec=None, seconds: float = 10.0, records=None,
+                prompt_ids: list[int] | None = None) -> tuple[CostModel | None, Match | None]:
     """The cost model for a bench summary and how its fingerprint compares with the run's (None, None for
     ``spec`` 'none'). ``spec``: a JSON path, used whatever the comparison says (the caller reports it), or
     None: :func:`costs_for` with the run's reference steps (``records``: the run's lines)."""
@@ -114,5 +117,5 @@ def bench_costs(fam, spec=None, seconds: float = 10.0, records=None) -> tuple[Co
     if spec:
         cm = read_cost_file(spec)
         return cm, match_fingerprints(fingerprint(environment(fam.target.device), reference), cost_fingerprint(cm))
-    cm, m, _ = costs_for(fam, reference, seconds)
+    cm, m, _ = costs_for(fam, reference, seconds, prompt_ids)
     return cm, m
