@@ -117,8 +117,9 @@ def cmd_bench(args) -> None:
             out = free_path(out)
             print(f"note: {args.out} holds another run's results ({problem}); writing {out}", file=sys.stderr)
         records = run_bench(fam, examples, methods, out, repeats=args.repeats, **settings)
-    if args.costs is None:
-        cost_model = bench_costs(fam)
+    cost_model, match = bench_costs(fam, args.costs, records=records)
+    if args.costs not in (None, "none") and match.verdict != "match":
+        print(f"note: --costs {args.costs} is used as given, but {match.describe()}", file=sys.stderr)
     summary = summarize([r for r in records if r["example"] < args.n and r["method"] in ("ar", *methods)],
                         cost_model)
     print(format_table(summary))

@@ -124,8 +124,9 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="rounds per example; the summary keeps each method's fastest time")
     b.add_argument("--costs", default=None, metavar="FILE|none",
                    help="cost model JSON for the predicted walltime speedup; 'none' skips the prediction and "
-                        "its measurement (default: results/costs-<family>-<device>.json, measured when missing: "
-                        "about 10 s, a few points on a real family)")
+                        "its measurement (default: the stored cost model whose machine fingerprint matches "
+                        "this run's, else one measured now into results/machines/: about 10 s, a few points on a "
+                        "real family; a FILE given is used as is, with a note when its machine differs)")
     b.set_defaults(func=cmd_bench)
 
     co = command("costs", "measure a family's per-call cost model t(n, L) and store it")
@@ -162,7 +163,8 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
                     help="measure real models at this depth and scale each call to the full depth "
                          "(default: full depth where memory allows; 2 on a CPU)")
     pr.add_argument("--costs", default=None, metavar="FILE",
-                    help="price with this cost model JSON (python -m csd_lib costs --out) instead of measuring")
+                    help="price with this cost model JSON (python -m csd_lib costs --out) instead of measuring; "
+                         "a note says how its machine fingerprint compares with this one")
     pr.add_argument("--max-new-tokens", type=positive_int, default=128, help="tokens per generation priced")
     pr.add_argument("--prompt-tokens", type=positive_int, default=100, help="prompt length priced")
     pr.add_argument("--seconds", type=positive_float, default=20.0, help="cost measurement budget")

@@ -1,4 +1,11 @@
-"""Cost model files: where a family's cost model is stored, and reading and writing one.
+"""Cost model files: where a family's cost model is stored, reading and writing one, and picking the one
+that applies to this machine.
+
+A cost model is used only on the machine class it was measured on (:func:`costs_for`): its
+fingerprint (:func:`cost_fingerprint`) must match this machine's
+(:func:`csd_lib.measure.machine.match_fingerprints`). The committed ``results/costs-<family>-<device>.json``
+is tried after this machine's own ``results/machines/costs-<family>-<device>-<machine key>.json``; where
+neither matches, one is measured and written to the machine's own file, so the committed one stays as it is.
 """
 from __future__ import annotations
 
@@ -8,19 +15,35 @@ from pathlib import Path
 
 from .. import config
 from ..fileio import write_atomic
-from ..measure.machine import device_name
+from ..measure.machine import (Match, device_name, environment, fingerprint, machine_key, match_fingerprints,
+                               run_fingerprint)
 from .costmodel import CostModel
 from .timing import measure_costs
 
 log = logging.getLogger(__name__)
+
+MACHINES_DIR = "machines"  # under results/: cost models measured on the machine that uses them (not committed)
 
 
 def cost_path(family_name: str, device: str | None = None) -> Path:
     return config.RESULTS_DIR / f"costs-{family_name}-{device or device_name()}.json"
 
 
+def machine_cost_path(family_name: str, fp: dict) -> Path:
+    """Where a cost model measured on the machine of fingerprint ``fp`` is kept:
+    ``results/machines/costs-<family>-<device>-<machine key>.json`` (:func:`csd_lib.measure.machine.machine_key`)."""
+    return config.RESULTS_DIR / MACHINES_DIR / f"costs-{family_name}-{fp['device']}-{machine_key(fp)}.json"
+
+
+def cost_fingerprint(cost_model: CostModel) -> dict:
+    """The fingerprint a cost model was measured with: its environment and its reference steps (stored,
+    or read from its own one-token timings in a file stored before fingerprints)."""
+    return fingerprint(cost_model.env, cost_model.env.get("reference") or cost_model.reference_steps())
+
+
 def save_costs(cost_model: CostModel, path: Path | None = None) -> Path:
     path = Path(path) if path else cost_path(cost_model.family, cost_model.device)
+    path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps(cost_model.to_dict(), indent=1) + "\n")
     return path
 
@@ -48,17 +71,51 @@ def read_cost_file(path):
         raise ValueError(f"--costs {path} is not a cost model ({type(e).__name__}: {e}); {fix}") from None
 
 
-def bench_costs(fam, spec=None, seconds: float = 10.0):
-    """The cost model for a bench summary: ``spec`` 'none' (no prediction), a JSON path, or None for
-    the stored ``results/costs-<family>-<device>.json``, measured now when none is stored (sized to
-    the family: about ``seconds``, a few points where one call is slow; it logs its estimate)."""
+def costs_for(fam, reference: dict | None = None, seconds: float = 10.0,
+              prompt_ids: list[int] | None = None) -> tuple[CostModel, Match, Path]:
+    """The cost model that prices ``fam``'s plans on this machine, how its fingerprint compared, and its file.
+
+    ``reference``: this machine's reference steps ({'target', 'drafter', 'drafter_name'} seconds, e.g. a
+    run's: :func:`csd_lib.measure.machine.run_fingerprint`; None: compare the static fingerprint only).
+    Tried in turn: this machine's own file (:func:`machine_cost_path`), the committed one (:func:`cost_path`).
+    A match is used; an unknown one (a file stored before fingerprints, nothing known differs) is used with
+    a warning; a mismatch is skipped. None usable: one is measured now (about ``seconds``, with a bar;
+    ``prompt_ids``: :func:`csd_lib.price.timing.measure_costs`'s) and written (atomically) to this machine's
+    own file.
+    """
+    here = fingerprint(environment(fam.target.device), reference)
+    for path in (machine_cost_path(fam.name, here), cost_path(fam.name, here["device"])):
+        cm = load_costs(fam.name, path=path)
+        if cm is None:
+            continue
+        m = match_fingerprints(here, cost_fingerprint(cm))
+        if m.verdict == "match":
+            log.info(f"cost model {path}: {m.describe()}")
+            return cm, m, path
+        if m.verdict == "unknown":
+            log.warning(f"cost model {path}: used, but its machine is not known ({m.describe()}); re-measure it "
+                        f"with `python -m csd_lib costs --family {fam.name}` to store a fingerprint")
+            return cm, m, path
+        log.warning(f"cost model {path} was measured on another machine class, not used: {m.describe()}")
+    path = machine_cost_path(fam.name, here)
+    log.info(f"no stored cost model of {fam.name} matches this machine; measuring one (about {seconds:.0f} s) "
+             f"into {path}")
+    cm = measure_costs(fam, prompt_ids, seconds=seconds, min_reps=1)
+    save_costs(cm, path)
+    return cm, match_fingerprints(here, cost_fingerprint(cm)), path
+
+
+def bench_costs(fam, spec=None, seconds: float = 10.0, records=None,
+                prompt_ids: list[int] | None = None) -> tuple[CostModel | None, Match | None]:
+    """The cost model for a bench summary and how its fingerprint compares with the run's (None, None for
+    ``spec`` 'none'). ``spec``: a JSON path, used whatever the comparison says (the caller reports it), or
+    None: :func:`costs_for` with the run's reference steps (``records``: the run's lines)."""
     if spec == "none":
-        return None
+        return None, None
+    run = run_fingerprint(records or [])
+    reference = run["reference"] if run else None
     if spec:
-        return read_cost_file(spec)
-    cm = load_costs(fam.name, device_name(fam.target.device))
-    if cm is None:
-        log.info(f"bench: no stored cost model for {fam.name} on {device_name(fam.target.device)}; measuring one "
-                 f"for the predicted speedups (--costs none skips it)")
-        cm = measure_costs(fam, seconds=seconds, min_reps=1)
-    return cm
+        cm = read_cost_file(spec)
+        return cm, match_fingerprints(fingerprint(environment(fam.target.device), reference), cost_fingerprint(cm))
+    cm, m, _ = costs_for(fam, reference, seconds, prompt_ids)
+    return cm, m

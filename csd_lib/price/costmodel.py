@@ -186,6 +186,19 @@ class CostModel:
         """Seconds per token of autoregressive decoding with the target."""
         return float(self.call(target, 1, L))
 
+    def reference_steps(self) -> dict:
+        """The machine's reference: median seconds of the target's one-token call and of the smallest
+        drafter's (the last model after the target), over this cost model's own timings at n = 1 (its
+        fit at the mean cache length where it holds no timings); {'target', 'drafter', 'drafter_name'}."""
+        names = [n for n in self.forward if n != "target"]
+        out = {"target": self._one_token("target"), "drafter_name": names[-1] if names else None}
+        out["drafter"] = self._one_token(names[-1]) if names else None
+        return out
+
+    def _one_token(self, name: str) -> float:
+        ts = [s[3] for s in self.samples if s[0] == name and s[1] == 1]
+        return float(np.median(ts)) if ts else float(self.forward[name](1, self.cache_length))
+
     def to_dict(self) -> dict:
         d = asdict(self)
         d["features"] = list(FEATURES)

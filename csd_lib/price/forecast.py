@@ -30,13 +30,13 @@ from ..families.hub import checkpoint_config, count_params, model_arch
 from ..families.presets import DEFAULT_LENIENCE, REAL_PRESETS, TINY_PRESETS
 from ..families.shadow import LAYER_KEYS, shadow_model
 from ..measure.acceptance import acceptance_table, complete_table
-from ..measure.machine import device_name
+from ..measure.machine import device_name, environment, fingerprint, match_fingerprints
 from ..measure.records import as_records, fastest, other_run, read_records
-from .costfile import read_cost_file
+from .costfile import cost_fingerprint, read_cost_file
 from .costmodel import CallFit, CostModel
 from .predict import run_table
 from .pricing import price_plan
-from .timing import measure_costs
+from .timing import measure_costs, reference_of, step_costs
 from .tune import candidate_grid
 
 # docs/REFERENCE.md, "Acceptance profile for predict": paper Fig. 2 (FLAN-T5 drafters for
@@ -312,7 +312,7 @@ def forecast(family_name: str | None, acceptance: str = "paper", device=None, ma
         cm, depth = _measured_costs(spec, device, max_layers, prompt_tokens, seconds, notes)
     else:
         out["device"] = cm.device
-        notes.append(f"costs: {cost_file} (measured on {cm.device})")
+        notes.append(f"costs: {cost_file} (measured on {cm.device}): {_costs_machine(spec, device, cm).describe()}")
     own_shape = (float(max_new_tokens), 1.0 if spec["seq2seq"] else float(prompt_tokens))
     table_for, shape_for = _pricing_inputs(recs, table, levels, cm, own_shape)
     rows = price_grid(neural, spec["k"], spec["lenience"], cm, table_for, shape_for, n_sim=n_sim,
@@ -324,6 +324,14 @@ def forecast(family_name: str | None, acceptance: str = "paper", device=None, ma
     out.update(tokens=shape_for("csd")[0], depth=depth, notes=notes, best=best_rows(rows), rows=rows,
                cost_model=cm.to_dict() | {"samples": []})
     return out
+
+
+def _costs_machine(spec: dict, device, cm: CostModel):
+    """How a given cost model's machine fingerprint compares with this one's: with reference steps
+    measured here for an embedded family (a few calls, :func:`csd_lib.price.timing.step_costs`), the static
+    fingerprint only for a real one (its models are not built when a cost model is given)."""
+    reference = None if spec["real"] else reference_of(step_costs(load_family(spec["name"], device=device)))
+    return match_fingerprints(fingerprint(environment(device), reference), cost_fingerprint(cm))
 
 
 def _acceptance_source(acceptance: str, levels: list[str], spec: dict) -> tuple[dict | None, list | None, list[str]]:

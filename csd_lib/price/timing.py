@@ -15,7 +15,8 @@ file also holds the
 engine's own overhead per review (softmax and :func:`csd_lib.engine.review.review` over ``n``
 rows) and per MaG proposal, so that :func:`csd_lib.price.ewif.predict_speedup` can price a step
 in seconds. The fitted :class:`csd_lib.price.costmodel.CostModel` is stored as ``results/costs-<family>-<device>.json``
-together with the environment it was measured in (torch version, threads, CPU model).
+together with the environment it was measured in (torch version, threads, CPU model and vector
+extensions, and the reference steps of its fingerprint: :mod:`csd_lib.measure.machine`).
 
     python -m csd_lib costs --family tiny-t5 [--seconds 20] [--threads 1]
 """
@@ -108,11 +109,47 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
     mid = float(np.mean(grids[fam.target.name]))
     review_fit = CallFit([overhead["per_call"], overhead["per_row"], 0.0, 0.0], overhead["r2"],
                          overhead["max_rel_err"], overhead["note"])
-    return CostModel(fam.name, device_name(fam.target.device), forward, review_fit, overhead["per_mag"], start, mid,
-                     dict(environment(fam.target.device), reps_per_point=reps, points=points, point_statistic="median",
-                          clock="cpu time" if clock is time.process_time else "wall time",
-                          prompt_tokens=len(prompt_ids)),
-                     samples, notes)
+    cm = CostModel(fam.name, device_name(fam.target.device), forward, review_fit, overhead["per_mag"], start, mid,
+                   dict(environment(fam.target.device), reps_per_point=reps, points=points, point_statistic="median",
+                        clock="cpu time" if clock is time.process_time else "wall time",
+                        prompt_tokens=len(prompt_ids)),
+                   samples, notes)
+    cm.env["reference"] = cm.reference_steps()  # the fingerprint's measured part (csd_lib.measure.machine)
+    return cm
+
+
+def step_costs(fam, prompt_ids: list[int] | None = None, ns=(1, 10), reps: int = 5, warmup: int = 2,
+               cached: int = 64) -> dict[str, dict[int, float]]:
+    """{model: {n: median seconds of one call scoring n tokens}} for every model of ``fam``, a few calls
+    each (``reps`` after ``warmup``) over a cache of the start plus ``cached`` tokens (the middle of the
+    cost model's grid), on the cost model's clock: a quick look at this machine, not a cost model."""
+    if prompt_ids is None:
+        prompt_ids = encode_prompt(fam, load_task(fam.task, "val", 1)[0].prompt)
+    clock, out = cost_clock(), {}
+    for lm in fam.models:
+        seq = lm.start(prompt_ids)
+        ctx = seq + _filler(prompt_ids, cached)
+        out[lm.name] = {}
+        for n in ns:
+            draft = ctx + _filler(prompt_ids[::-1], n)
+            for _ in range(warmup):
+                lm.logits(draft, n - 1)
+            ts = []
+            for _ in range(reps):
+                t0 = clock()
+                lm.logits(draft, n - 1)  # the cache holds ctx + draft: logits crops it back to ctx first
+                ts.append(clock() - t0)
+            out[lm.name][n] = float(np.median(ts))
+        lm.release()
+    return out
+
+
+def reference_of(steps: dict[str, dict[int, float]]) -> dict:
+    """The fingerprint's reference steps (:mod:`csd_lib.measure.machine`) from :func:`step_costs`: the
+    target's one-token step and the smallest drafter's (the last model)."""
+    names = [n for n in steps if n != "target"]
+    return {"target": steps["target"][1], "drafter_name": names[-1] if names else None,
+            "drafter": steps[names[-1]][1] if names else None}
 
 
 def _size_run(fam, prompt_ids: list[int], n_prompts: int, grids: dict, n_grid, seconds: float, warmup: int,

@@ -21,10 +21,9 @@ from ..engine.cascade import encode_prompt, generate
 from ..engine.plan import Plan, check_lenience, check_max_new_tokens
 from ..families.tasks import load_task
 from ..measure.acceptance import acceptance_table, complete_table, latency_costs
-from ..measure.machine import device_name
-from .costfile import load_costs
+from .costfile import costs_for
 from .pricing import price_plan
-from .timing import cost_clock, measure_costs
+from .timing import cost_clock
 
 
 @dataclass
@@ -134,11 +133,11 @@ def _check_args(max_new_tokens, n, candidates=None, **counts) -> None:
 
 
 def family_costs(fam, cost_model=None):
-    """The cost model to rank with: the given one, the stored ``results/costs-<family>-<device>.json``,
-    or one measured now (about 10 s)."""
+    """The cost model to rank with: the given one, else the stored one that matches this machine, or one
+    measured now (about 10 s): :func:`csd_lib.price.costfile.costs_for`."""
     if cost_model is not None:
         return cost_model
-    return load_costs(fam.name, device_name(fam.target.device)) or measure_costs(fam, seconds=10)
+    return costs_for(fam)[0]
 
 
 def _shape(fam, prompts: list[str], gens: list) -> tuple[float, float]:

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..engine.stats import model_size_costs, swi
 from ..families.paper_costs import previous_work_costs
+from ..measure.machine import describe_fingerprint, run_fingerprint
 from ..measure.records import ALL_METHODS, BenchRecord, as_records, fastest
 from ..price.predict import predict_method, predict_walltime
 from .bench_stats import LATENCY_QUANTILES, bootstrap_median_ci, fmt, latency_stats, ratios
@@ -38,7 +39,8 @@ def summarize(records, cost_model=None, n_sim: int = 4000) -> dict:
     model (:class:`csd_lib.price.costmodel.CostModel`), ``speedup_walltime_predicted`` is the EWIF
     prediction from this run's own per-position acceptance (see
     :func:`csd_lib.price.predict.predict_walltime`); without one it is NaN. Every method's row carries the
-    run's ``clock`` and ``load1`` (:func:`run_conditions`), and its latency: ``ttft`` and ``itl`` percentiles
+    run's ``clock`` and ``load1`` (:func:`run_conditions`), ``machine``, the run's fingerprint
+    (:func:`csd_lib.measure.machine.run_fingerprint`), and its latency: ``ttft`` and ``itl`` percentiles
     with bootstrap intervals over examples (:func:`csd_lib.report.bench_stats.latency_stats`; None where no
     line recorded commit times).
     """
@@ -52,6 +54,7 @@ def summarize(records, cost_model=None, n_sim: int = 4000) -> dict:
             errors[r.method] = errors.get(r.method, 0) + 1
         reps[r.method] = max(reps.get(r.method, 0), r.rep + 1)
     ar = best.get("ar", {})
+    machine = run_fingerprint(records)
     out = {}
     for m in dict.fromkeys([r.method for r in records]):
         recs = best.get(m, {})
@@ -67,7 +70,7 @@ def summarize(records, cost_model=None, n_sim: int = 4000) -> dict:
              "speedup_walltime_median": float(np.median(per)) if per else float("nan"),
              "speedup_walltime_ci95": bootstrap_median_ci(per),
              "speedup_walltime_predicted": float("nan"),
-             "mismatches": sum(recs[i].token_ids != ar[i].token_ids for i in common), **seen}
+             "mismatches": sum(recs[i].token_ids != ar[i].token_ids for i in common), **seen, "machine": machine}
         s.update(_call_stats(recs, toks, wall))
         s.update(latency_stats(list(recs.values())))
         if s["calls_per_model"] is not None and cost_model is not None:
@@ -112,7 +115,7 @@ def mag_share(records, method: str, kinds=("mag-match", "mag-bigram")) -> float:
 SUMMARY_KEYS = ("tokens_per_s", "speedup_walltime", "speedup_swi_ms", "speedup_swi_pw",
                 "mean_tokens_per_target_call", "mismatches", "n", "repeats", "errors",
                 "speedup_walltime_median", "speedup_walltime_ci95", "speedup_walltime_predicted",
-                "outside_share", "clock", "load1", "ttft", "itl")
+                "outside_share", "clock", "load1", "machine", "ttft", "itl")
 
 
 def _nan_none(v):
@@ -171,7 +174,9 @@ def format_table(summary: dict) -> str:
     head = f"{'method':<12}{'n':>4}{'tok/s':>9}{'speedup':>9}{'median':>8}{'CI95':>12}{'pred':>7}" \
            f"{'SWI-MS':>8}{'SWI-PW':>8}{'tok/call':>9}{'outside':>9}{'mismatch':>9}{'errors':>7}"
     first = next(iter(summary.values()), None)
-    rows = ([conditions_line(first)] if first and "clock" in first else []) + [head, "-" * len(head)]
+    rows = ([conditions_line(first)] if first and "clock" in first else []) \
+        + ([f"machine: {describe_fingerprint(first['machine'])}"] if first and "machine" in first else []) \
+        + [head, "-" * len(head)]
     order = [m for m in ALL_METHODS if m in summary]
     for m in order:
         s = summary[m]

@@ -11,7 +11,8 @@ from csd_lib.measure.machine import device_name, environment
 
 def test_environment_names_the_software_and_the_machine():
     env = environment("cpu")
-    assert set(env) == {"device", "torch", "transformers", "threads", "cpu_count", "cpu_model", "python", "machine"}
+    assert set(env) == {"device", "torch", "transformers", "threads", "cpu_count", "cpu_model", "vector_extensions", "python",
+                        "machine"}
     assert env["device"] == "cpu" and env["torch"] == torch.__version__
     assert env["transformers"] == transformers.__version__ and env["python"] == platform.python_version()
     assert env["threads"] == torch.get_num_threads() and env["cpu_count"] == os.cpu_count()

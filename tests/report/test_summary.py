@@ -100,8 +100,9 @@ def test_format_table_rows_in_method_order():
     table = format_table(summarize(RECORDS))
     lines = table.splitlines()
     assert lines[0].startswith("clock: wall (wall time); load (1-minute average): start 0.50, end 1.50")
-    assert [r.split()[0] for r in lines[3:]] == ["ar", "csd"]
-    csd = lines[4].split()
+    assert lines[1].startswith("machine: ")  # the run's fingerprint (csd_lib.measure.machine)
+    assert [r.split()[0] for r in lines[4:]] == ["ar", "csd"]
+    csd = lines[5].split()
     assert csd[1:5] == ["2", "10.0", "3.00", "3.00"] and csd[5] == "2.00-4.00" and csd[-2:] == ["1", "1"]
 
 
