@@ -21,7 +21,7 @@ from .hub import checkpoint_config, checkpoint_ref, hub_reachable, load_lm, miss
 from .paper_costs import CostTable, previous_work_costs
 from .placement import place_family
 from .presets import DEFAULT_K_RULE, DEFAULT_LENIENCE, REAL_PRESETS, STAGED_K, TINY_PRESETS
-from .tasks import bigram_corpus
+from .tasks import bigram_corpus, bigram_source
 
 log = logging.getLogger(__name__)
 
@@ -303,20 +303,20 @@ def real_bigram(name: str, tokenizer, vocab_size: int, task: str = "gsm8k") -> n
     """MaG's bigram table for a hub family, built from a task's train split on first use and cached.
 
     The cache file names the family, the corpus source and split (``tasks.bigram_corpus``), the
-    vocabulary size and a hash of the tokenized corpus, so a new source or tokenizer never
-    reuses an old table: ``{family}-bigram-{source}-{vocab}-{hash}.npy``.
+    vocabulary size and a hash of the tokenizer, so a new source or tokenizer never reuses an old
+    table: ``{family}-bigram-{source}-{vocab}-{hash}.npy``. It is looked up by that name before any
+    corpus loads (``tasks.bigram_source``), so a cached family loads without touching a dataset; a
+    source's corpus is taken as fixed (a dataset's train split, the seeded synthetic one): delete the
+    file after changing a local copy.
     """
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "--", name).strip("-")
+    stem = f"{vocab_size}-{_tokenizer_hash(tokenizer)}.npy"
+    path = config.cache_dir() / f"{safe}-bigram-{bigram_source(task)}-{stem}"
+    if path.exists() and len(table := load_bigram(path)) == vocab_size:
+        return table
     texts, source = bigram_corpus(task)
     seqs = [tokenizer(t).input_ids for t in texts]
-    digest = hashlib.sha1()
-    for s in seqs:
-        digest.update(np.asarray(s, dtype=np.int64).tobytes() + b"|")
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "--", name).strip("-")
-    path = config.cache_dir() / f"{safe}-bigram-{source}-{vocab_size}-{digest.hexdigest()[:10]}.npy"
-    if path.exists():
-        table = load_bigram(path)
-        if len(table) == vocab_size:
-            return table
+    path = config.cache_dir() / f"{safe}-bigram-{source}-{stem}"
     table = build_bigram(seqs, vocab_size)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npy")
@@ -324,6 +324,13 @@ def real_bigram(name: str, tokenizer, vocab_size: int, task: str = "gsm8k") -> n
     tmp.replace(path)
     log.info(f"real_bigram: MaG's bigram table for {name} built from {source} ({len(texts)} texts), cached in {path}")
     return table
+
+
+def _tokenizer_hash(tokenizer) -> str:
+    """10 hex digits of a hash of the tokenizer: its full serialization (fast tokenizers), else its vocabulary."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    text = backend.to_str() if backend is not None else json.dumps(sorted(tokenizer.get_vocab().items()))
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
 
 
 # -- tiny random families for correctness tests ------------------------------------------

@@ -477,6 +477,15 @@ def corpus(split: str = "train", n: int = 1000, seed: int = 0,
     return [ex for group in zip(*per) for ex in group]
 
 
+def bigram_source(task: str = "gsm8k") -> str:
+    """The source label under which a cached bigram table is looked up before any corpus loads: the
+    synthetic train split's where the real data cannot come (offline and no ``CSD_DATA_DIR``), else the
+    real one's (``bigram_corpus`` falls back and says so when it does not come after all)."""
+    if task.startswith("synth-") or (config.HF_OFFLINE and config.data_dir() is None):
+        return f"synth-{task.removeprefix('synth-')}-train"
+    return f"{task}-train"
+
+
 def bigram_corpus(task: str = "gsm8k", n: int = 2000) -> tuple[list[str], str]:
     """Texts (prompt + reference) of a task's train split for a MaG bigram table, and their source.
 

@@ -83,12 +83,28 @@ def test_bigram_corpus_from_local_train_data(offline_no_data, monkeypatch, tmp_p
 def test_bigram_cache_name_follows_the_source(offline_no_data, monkeypatch, tmp_path):
     tok = toy_tokenizer(48, True)
     real_bigram("fam/x", tok, 48)
+    (tmp_path / "data").mkdir()
+    monkeypatch.setattr(config, "DATA_DIR", str(tmp_path / "data"))  # real data may come now: the synthetic table is not enough
     monkeypatch.setattr(families, "bigram_corpus", lambda task: (["w5 w6 w7 w5 w8"] * 3, "gsm8k-train"))
     table = real_bigram("fam/x", tok, 48)
     names = sorted(p.name for p in (tmp_path / "cache").glob("*.npy"))
     assert len(names) == 2, names
     assert names[0].startswith("fam--x-bigram-gsm8k-train-48-") and names[1].startswith("fam--x-bigram-synth-gsm8k-train-48-")
     assert table[5] == 6 and table[6] == 7                 # built from the new source, not the cached one
+
+
+def test_a_cached_bigram_table_is_found_by_name_before_any_corpus_loads(offline_no_data, monkeypatch, tmp_path, caplog):
+    tok = toy_tokenizer(48, True)
+    first = real_bigram("fam/x", tok, 48)
+    with monkeypatch.context() as m, caplog.at_level("INFO"):
+        m.setattr(tasks, "load_task", lambda *a, **k: pytest.fail("a corpus was loaded although the table is cached"))
+        caplog.clear()
+        assert (real_bigram("fam/x", tok, 48) == first).all()
+    assert not [r for r in caplog.records if "not available" in r.getMessage()]
+    other = toy_tokenizer(48, True)
+    other.add_tokens(["zzz"])  # another tokenizer: another name, so the table is built again
+    real_bigram("fam/x", other, 48)
+    assert len(list((tmp_path / "cache").glob("fam--x-bigram-synth-gsm8k-train-48-*.npy"))) == 2
 
 
 def test_missing_datasets_is_said_plainly(monkeypatch, capsys):
