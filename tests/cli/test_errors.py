@@ -122,8 +122,9 @@ def test_cli_bench_stdout_is_the_table_only(tmp_path, capsys):
             "--costs", "none", "--out", str(out), "--summary-json", str(tmp_path / "s.json")]
     assert main(args) == 0
     stdout, err = capsys.readouterr()
-    lines = stdout.splitlines()  # clock and load, head, rule, ar, mag
-    assert lines[0].startswith("clock: wall") and lines[1].startswith("method") and len(lines) == 5
+    lines = stdout.splitlines()  # clock and load, machine, head, rule, ar, mag, then the latency block's five
+    assert lines[0].startswith("clock: wall") and lines[1].startswith("machine: ") and lines[2].startswith("method")
+    assert [ln.split()[0] for ln in lines[4:6]] == ["ar", "mag"] and lines[6].startswith("latency") and len(lines) == 11
     assert "load_task: synth-gsm8k/test: 1 examples" in err
     recs = [json.loads(line) for line in out.read_text().splitlines()]
     assert {(r["split"], r["seed"], r["task"]) for r in recs} == {("test", 0, "synth-gsm8k")}

@@ -63,7 +63,7 @@ def test_summary_is_computed_from_raw_lines(tmp_path):
     assert set(js["csd"]) == {"tokens_per_s", "speedup_walltime", "speedup_swi_ms", "speedup_swi_pw",
                               "mean_tokens_per_target_call", "mismatches", "n", "repeats", "errors",
                               "speedup_walltime_median", "speedup_walltime_ci95", "speedup_walltime_predicted",
-                              "outside_share", "clock", "load1", "ttft", "itl"}
+                              "outside_share", "clock", "load1", "machine", "ttft", "itl"}
     assert js["csd"]["speedup_walltime_predicted"] is None  # no cost model given
     for m in METHODS:  # the engine's own share of the walltime: outside every model forward
         mine = [r["stats"] for r in recs if r["method"] == m]
