@@ -12,4 +12,6 @@ def test_run_demo_prints_identity_trace_and_table(capsys):
     assert out.startswith("family tiny-t5: target ")
     assert "Per-level provenance: " in out and "legend: " in out
     table = out[out.index("method "):].splitlines()
-    assert [r.split()[0] for r in table[2:]] == DEMO_METHODS
+    assert [r.split()[0] for r in table[2:2 + len(DEMO_METHODS)]] == DEMO_METHODS
+    lat = table[2 + len(DEMO_METHODS):]  # the latency block: its title, head, rule, one row per method
+    assert lat[0].startswith("latency") and [r.split()[0] for r in lat[3:]] == DEMO_METHODS
