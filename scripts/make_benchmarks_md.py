@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 
 from csd_lib.fileio import write_atomic
+from csd_lib.measure.machine import by_machine, describe_fingerprint, machine_key, match_fingerprints, run_fingerprint
 from csd_lib.measure.records import ALL_METHODS, BenchRecord, read_records
-from csd_lib.price.costfile import load_costs
+from csd_lib.price.costfile import cost_fingerprint, load_costs
 from csd_lib.price.predict import prediction_limits
 from csd_lib.report.bench_stats import best_sd, goals, machine_speed, prediction_gaps, run_k, swi_chain
 from csd_lib.report.bench_stats import fmt as f
@@ -107,6 +108,24 @@ def conditions(recs: list[dict]) -> str:
     return f"{clock} (`--clock {seen['clock']}`); {load}"
 
 
+def machine_lines(recs: list[dict], cm) -> list[str]:
+    """The run's machine fingerprint, how the cost model's compares with it, and, where the run's lines
+    come from more than one machine class, each class's own fingerprint and table."""
+    run = run_fingerprint(recs)
+    out = [f"Machine of this run (class `{machine_key(run)}`): {describe_fingerprint(run)} (reference steps: "
+           f"per call in this run's AR and smallest drafter's calls)."]
+    if cm is not None:
+        out[-1] += (f" Cost model's machine: {describe_fingerprint(cost_fingerprint(cm))}; against this run: "
+                    f"{match_fingerprints(run, cost_fingerprint(cm)).describe()}.")
+    groups = by_machine(recs)
+    if len(groups) > 1:
+        out += ["", f"This run's lines come from {len(groups)} machine classes; each is shown on its own:"]
+        for key, part in groups.items():
+            out += ["", f"Machine class `{key}`: {describe_fingerprint(run_fingerprint(part))}", ""]
+            out += table(summarize(part, cm))
+    return out + [""]
+
+
 def goal_rows(fam: str, recs: list[dict], s: dict, vert: dict | None, alt_recs: list[dict],
               alt: dict | None) -> list[str]:
     """The goals of a run (csd_lib.report.bench_stats.goals) as a Markdown table."""
@@ -170,7 +189,8 @@ def cost_section(fam: str) -> list[str]:
              f"the {'median' if env.get('point_statistic') == 'median' else 'fastest'} of {env.get('reps_per_point')} "
              f"interleaved rounds per point, timed in "
              f"{env.get('clock', 'wall time')}, torch {env.get('torch')}, "
-             f"{env.get('threads')} thread(s), {env.get('cpu_model')}. Fit: t(n, L) = a + b·n + c·L + d·n·L + "
+             f"{env.get('threads')} thread(s), {env.get('cpu_model')}. Machine: "
+             f"{describe_fingerprint(cost_fingerprint(cm))} (class `{machine_key(cost_fingerprint(cm))}`). Fit: t(n, L) = a + b·n + c·L + d·n·L + "
              f"e·[n = 1] (n: tokens the call feeds; e: a one-token decoding step's own term).", "",
              "| model | a (ms) | b (ms/token) | c (ms/cached token) | d | e (ms, n = 1) | R² | max rel. error | 1 token "
              "| 17 tokens |",
@@ -281,6 +301,7 @@ def main() -> int:
              "Walltime is measured. Every method's tokens are compared with AR's, and the counts are in the "
              "'mismatches' column.", ""]
     env = None
+    machines = {}  # machine class -> [fingerprint, runs measured on it]
     found = False
     readme_rows = []
     for fam in FAMILIES:
@@ -313,6 +334,9 @@ def main() -> int:
                 lines += ["These lines come from an earlier run (one round per example, before the lean-forward "
                           "change); they record no prompt lengths, so the prediction assumes the cost model's "
                           "mid cache length. Rerun `bash scripts/run_benchmarks.sh` to replace them.", ""]
+            lines += machine_lines(recs, cm)
+            for key, part in by_machine(recs).items():
+                machines.setdefault(key, [run_fingerprint(part), []])[1].append(f"{fam} / {task}")
             lines += table(s, extra) + [""] + latency_table(s)
             if png(bench_figure(s, title=f"{fam} on {task}: speedup over AR"), DOCS / f"bench-{fam}-{task}.png"):
                 lines += [f"![{fam} {task}](docs/bench-{fam}-{task}.png)", ""]
@@ -356,6 +380,11 @@ def main() -> int:
     if tune_path.exists():
         tj = json.loads(tune_path.read_text())
         lines += ["## Tuning K and lenience", "", tj.get("summary_md", ""), ""]
+    if machines:
+        lines += ["## Machines", "", "Each machine class (same CPU model, vector extensions and torch threads: "
+                  "`csd_lib.measure.machine`) and the runs measured on it; numbers from different classes do not "
+                  "compare:", ""] + [f"- `{key}`: {describe_fingerprint(fp)}; runs: {', '.join(runs)}"
+                                     for key, (fp, runs) in machines.items()] + [""]
     if env:
         lines += ["## Environment", "", "```", json.dumps(env, indent=1), "```", ""]
     lines += ["## The paper's numbers, for orientation only", "",

@@ -124,6 +124,16 @@ def describe_fingerprint(fp: dict | None) -> str:
             f"torch thread(s); one-token step: {steps or 'not measured'}")
 
 
+def by_machine(records) -> dict[str, list]:
+    """A run's records grouped by machine class ({:func:`machine_key` of their environment: records}, in
+    file order): one group unless the run was resumed on another machine."""
+    out: dict[str, list] = {}
+    for r in records:
+        env = r.env if hasattr(r, "env") else r.get("env", {})
+        out.setdefault(machine_key(fingerprint(env or {})), []).append(r)
+    return out
+
+
 def machine_key(fp: dict) -> str:
     """A short file-name-safe label of a fingerprint's machine class: the CPU model's first words, the
     threads and 8 hex digits of a hash over the CPU model, vector extensions and threads."""

@@ -10,7 +10,7 @@ from .acceptance import acceptance_figure, calls_figure, merged_acceptance, pair
 from .bench import bench_figure, itl_figure, parity_figure
 from .cascade import (cascade_tree, cascade_tree_figure, coverage_figure, coverage_from_events, grid_heatmap,
                       planned_coverage, planned_coverage_figure)
-from .costs import cost_figure, prediction_figure, time_share_figure
+from .costs import cost_figure, cost_ratio_figure, prediction_figure, time_share_figure
 from .ewif import cor44_figure, ewif_k_figure, lines_figure, table1_figure
 from .lossless import sampling_figure
 from .mag import mag_hits_figure, mag_step_html, match_length_figure
@@ -23,7 +23,7 @@ from .rounds import first_rejected_round, round_events, round_figure
 from .trace import save_trace_html, stats_html, token_origins, token_pieces, trace_figure, trace_html, trace_text
 
 __all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "LEVEL_PATTERN", "LEVEL_UNDERLINE", "OKABE_ITO", "SEQUENTIAL_SCALE",
-           "acceptance_figure", "bar_pattern", "bench_figure", "level_pattern", "series_style", "calls_figure", "cascade_tree", "cascade_tree_figure", "cor44_figure", "cost_figure",
+           "acceptance_figure", "bar_pattern", "bench_figure", "level_pattern", "series_style", "calls_figure", "cascade_tree", "cascade_tree_figure", "cor44_figure", "cost_figure", "cost_ratio_figure",
            "coverage_figure", "coverage_from_events", "ewif_k_figure", "forecast_figure", "grid_heatmap", "level_color", "level_css",
            "lines_figure", "mag_hits_figure", "mag_step_html", "match_length_figure", "merged_acceptance",
            "model_color", "pair_acceptance_figure", "parity_figure", "planned_coverage",

@@ -1,13 +1,14 @@
-"""Cost-model figures (notebooks 05, 06, BENCHMARKS.md): the fitted cost per call, and predicted
-against measured walltime."""
+"""Cost-model figures (notebooks 05, 06, BENCHMARKS.md): the fitted cost per call, predicted against
+measured walltime, and predicted speedups against the drafters' cost ratio."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..price.costmodel import CostModel
+from ..price.ratio import paper_ratios
 from ..report.summary import predicted_vs_measured
 from .bench import parity_figure
-from .palette import bar_pattern, level_pattern, model_color, series_style
+from .palette import OKABE_ITO, bar_pattern, level_pattern, model_color, series_style
 
 
 def cost_figure(cost_model: CostModel, title: str | None = None):
@@ -58,4 +59,38 @@ def time_share_figure(records: list[dict], cost_model: CostModel, title: str = "
     fig.update_layout(barmode="stack", xaxis_title="method", yaxis_title="% of predicted time",
                       yaxis_range=[0, 100], template="plotly_white",
                       title=title or "where the time goes (cost model)")
+    return fig
+
+
+RATIO_NAMES = {"sd": "SD", "vertical": "vertical (largest drafter + MaG)", "csd": "CSD"}
+
+
+def cost_ratio_figure(sweep, point: tuple[float, dict] | None = None, title: str | None = None):
+    """EWIF's predicted speedups against the largest drafter's cost ratio (:func:`csd_lib.price.ratio.ratio_sweep`),
+    one line per method, with this machine's ratio (markers named 'this machine'), the paper's FLAN-T5
+    ratios (dotted lines) and ``point`` = (factor, {method: speedup}) for the drafters scaled by a factor."""
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
+    fig = go.Figure()
+    here = sweep.ratios.index(sweep.measured)
+    for i, (m, ys) in enumerate(sweep.speedups.items()):
+        st = series_style(i)
+        fig.add_trace(go.Scatter(x=sweep.ratios, y=ys, mode="lines", name=RATIO_NAMES[m],
+                                 line=dict(color=st["color"], dash=st["dash"]), legendgroup=m))
+    fig.add_trace(go.Scatter(x=[sweep.measured] * len(sweep.speedups), y=[ys[here] for ys in sweep.speedups.values()],
+                             mode="markers", name="this machine", text=[RATIO_NAMES[m] for m in sweep.speedups],
+                             marker=dict(color=OKABE_ITO["reddish purple"], symbol="star", size=13)))
+    if point is not None:
+        factor, pred = point
+        fig.add_trace(go.Scatter(x=[factor * sweep.measured] * len(pred), y=list(pred.values()), mode="markers",
+                                 name=f"drafters x{factor:.2g}", text=[RATIO_NAMES[m] for m in pred],
+                                 marker=dict(color=OKABE_ITO["vermillion"], symbol="diamond-open", size=12)))
+    for j, (name, r) in enumerate(paper_ratios().items()):
+        fig.add_vline(x=r, line=dict(color=OKABE_ITO["bluish green"], dash=("dot", "dash")[j % 2]),
+                      annotation_text=name, annotation_position="top left" if j else "top right")
+    fig.add_vline(x=sweep.measured, line=dict(color=OKABE_ITO["reddish purple"], dash="dashdot"),
+                  annotation_text=f"this machine ({sweep.measured:.2f})", annotation_position="bottom right")
+    fig.update_xaxes(type="log", title=f"{sweep.drafter}'s one-token step / the target's (cost ratio c)")
+    fig.update_yaxes(title="predicted speedup over AR (EWIF, walltime)")
+    fig.update_layout(title=title or f"{sweep.family}: the cost ratio decides whether the cascade pays",
+                      hovermode="closest")
     return fig

@@ -82,8 +82,9 @@ def test_bench_writes_records_summary_and_table(tmp_path, capsys):
     assert set(s) == {"ar", "sd"} and s["sd"]["mismatches"] == 0 and s["sd"]["n"] == 1
     assert s["sd"]["speedup_walltime_predicted"] is None  # --costs none: no prediction
     table = capsys.readouterr().out.splitlines()
-    assert table[0].startswith("clock: wall") and table[1].startswith("machine: ")
-    assert [r.split()[0] for r in table[4:6]] == ["ar", "sd"]
+    assert table[0].startswith("clock: wall") and [r.split()[0] for r in table[4:6]] == ["ar", "sd"]
+    assert table[1].startswith("machine: cpu: ") and "one-token step: target" in table[1]  # the run's fingerprint
+    assert s["sd"]["machine"]["reference"]["target"] > 0
     assert table[6].startswith("latency") and [r.split()[0] for r in table[9:]] == ["ar", "sd"]  # TTFT and ITL
 
 

@@ -173,3 +173,11 @@ def test_an_old_file_is_used_with_a_warning_and_a_given_file_is_compared(tmp_pat
     cm, m = bench_costs(f, str(given), 1e-4, prompt_ids=PROMPT)
     assert cm.env["cpu_model"] == "Other" and m.verdict == "mismatch" and "'Other' there" in m.describe()
     assert bench_costs(f, "none") == (None, None)
+
+
+def test_a_run_resumed_on_another_machine_splits_by_class():
+    env = environment("cpu")
+    recs = [{"env": env}, {"env": {**env, "vector_extensions": ["avx2"]}}, {"env": env}]
+    groups = machine.by_machine(recs)
+    assert len(groups) == 2 and [len(g) for g in groups.values()] == [2, 1]
+    assert list(groups)[0] == machine_key(fingerprint(env))
