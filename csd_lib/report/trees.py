@@ -127,7 +127,7 @@ def table3_records(fam, examples, methods, max_new_tokens: int, path: Path | Non
     """The comparison's records and where they came from: the committed file at ``path`` when it exists,
     else a live run of ``methods`` on ``examples`` (:func:`live_records`)."""
     if path is not None and Path(path).is_file():
-        return read_records(path), f"the committed run `{Path(path).relative_to(config.REPO_ROOT)}`"
+        return read_records(path), f"the committed run `{Path(path).name}`"
     return (live_records(fam, examples, methods, max_new_tokens),
             f"a live run on {len(examples)} prompts (no committed `{Path(path).name if path else 'trees'}` file yet)")
 
