@@ -15,7 +15,7 @@ from ..engine.cascade import generate
 from ..engine.generation import Event, Generation
 from ..measure.records import as_records, fastest, read_records
 from .bench_stats import ratios
-from .claims import Difference, paired_difference
+from .claims import NOT_CHECKED, Difference, paired_difference
 from .compare import method_difference
 from .summary import summarize
 
@@ -167,3 +167,21 @@ def table3_differences(records) -> dict[str, Difference]:
             out[f"csd-tree-vs-{b}-tokens-per-target-call"] = method_difference(records, "csd-tree", b)
             out[f"csd-tree-vs-{b}-speedup"] = speedup_difference(records, "csd-tree", b)
     return out
+
+
+def table3_says(diffs: dict[str, Difference], family, source: str) -> str:
+    """The comparison in words (directions only beyond the 95% interval), with the paper's ordering judged
+    on walltime: ``holds``, ``broken``, ``not settled``, or ``not checked: random weights`` (family's weights)."""
+    if not diffs:
+        return f"On {source} csd-tree did not run beside csd or sd: nothing to compare."
+    parts = []
+    for b, name in (("csd", "CS Drafting"), ("sd", "SD (the family's k)")):
+        tpc, spd = diffs.get(f"csd-tree-vs-{b}-tokens-per-target-call"), diffs.get(f"csd-tree-vs-{b}-speedup")
+        if tpc is None:
+            continue
+        verdict = NOT_CHECKED if family.random_weights else spd.claim(1)
+        parts.append(f"Against {name}, CS Drafting + tree gets {tpc.says('more', 'fewer', 'about as many', digits=2)} "
+                     f"tokens per target call, and its walltime speedup over AR is "
+                     f"{spd.says('higher', 'lower', 'no different beyond the noise', digits=2)}; the paper's ordering "
+                     f"(CS Drafting + tree faster) on this run: **{verdict}**.")
+    return f"On {source}: " + " ".join(parts)

@@ -79,3 +79,13 @@ def test_committed_records_are_read_and_lack_nodes_when_not_recorded(fam, tmp_pa
     rows = {r["method"]: r for r in trees.table3_rows(got)}
     assert math.isnan(rows["csd-tree"]["nodes / target call"]) and rows["csd-tree"]["mismatches"] == 0
     assert config.RESULTS_DIR in trees.trees_path("tiny-llama", "synth-gsm8k").parents
+
+
+def test_the_sentence_says_directions_only_beyond_the_interval(fam):
+    from csd_lib.report.claims import Difference
+    up, flat = Difference(1.0, 0.5, 1.5, 6), Difference(0.1, -0.2, 0.4, 6)
+    diffs = {"csd-tree-vs-csd-tokens-per-target-call": up, "csd-tree-vs-csd-speedup": flat}
+    text = trees.table3_says(diffs, fam, "a test")
+    assert "gets more (+1.00" in text and "no different beyond the noise (+0.10" in text
+    assert "not checked: random weights" in text and "SD" not in text  # random weights; sd did not run
+    assert "nothing to compare" in trees.table3_says({}, fam, "a test")
