@@ -43,6 +43,18 @@ def children(parents: list[int]) -> dict[int, list[int]]:
     return out
 
 
+def ancestors(parents: list[int]) -> np.ndarray:
+    """(N, N) bool: ``[i, j]`` true when node ``j`` is node ``i`` or one of its ancestors (what ``i`` attends to)."""
+    check_parents(parents)
+    n = len(parents)
+    anc = np.zeros((n, n), dtype=bool)                                   # (N, N) ancestor-or-self
+    for i, u in enumerate(parents):
+        if u >= 0:
+            anc[i] = anc[u]
+        anc[i, i] = True
+    return anc
+
+
 def tree_mask(parents: list[int], n_lin: int, n_cached: int, dtype: torch.dtype,
               device) -> tuple[torch.Tensor, torch.Tensor]:
     """Additive attention mask and position ids to feed ``n_lin`` sequence tokens then a tree.
@@ -54,11 +66,7 @@ def tree_mask(parents: list[int], n_lin: int, n_cached: int, dtype: torch.dtype,
     """
     depth = check_parents(parents)
     n = len(parents)
-    anc = np.zeros((n, n), dtype=bool)                                   # (N, N) ancestor-or-self
-    for i, u in enumerate(parents):
-        if u >= 0:
-            anc[i] = anc[u]
-        anc[i, i] = True
+    anc = ancestors(parents)                                             # (N, N)
     t = n_lin + n
     ok = np.zeros((t, n_cached + t), dtype=bool)                         # (T, n_cached + T)
     ok[:, :n_cached] = True

@@ -8,7 +8,9 @@ run beside the previous one in ``csd-pairs``, errors in ``csd-error`` and the pi
 Algorithm 1 for the current K in the ``Output`` widget ``csd-tree``. A round stepper (slider
 ``csd-round-slider``, buttons ``csd-round-prev``/``csd-round-next``, readout ``csd-round-label``)
 shows one target round of the current generation unrolled (``viz.round_figure``) in the
-``Output`` widget ``csd-rounds``.
+``Output`` widget ``csd-rounds``. On a decoder-only family the method list ends with ``csd-tree`` (the
+cascade's chain plus its drafters' second choices, verified as one token tree); on a T5 family the
+readout ``csd-method-note`` says why it is absent.
 
 K cells are ``Text`` widgets, not ``IntText``: the browser side of ``IntText`` drops what
 does not parse as an integer (letters vanish, 1.5 becomes 1) before Python sees it, so a
@@ -23,6 +25,7 @@ import re
 
 from ..engine.cascade import generate
 from ..engine.plan import MAG_LENIENCE, METHODS, validate_k
+from ..report.trees import takes_trees
 from ..families.tasks import TASKS, load_task
 from ..viz import cascade_tree_figure, round_figure, show_in_output, stats_html, trace_html
 
@@ -34,6 +37,9 @@ DEFAULT_PROMPT = ("Reason the math question below step by step. Question: Mia ha
 # this temperature 5 of 5 seeds give text different from greedy on the default prompt
 # of tiny-t5 and tiny-llama (measured for the panel's 64 new tokens).
 SAMPLE_TEMPERATURE = 2.0
+
+# Methods that K, lenience and the MaG rule apply to: the cascade, linear or as a tree.
+CASCADE_METHODS = ("csd", "csd-tree")
 
 
 @functools.cache
@@ -92,6 +98,19 @@ def parse_k(texts: list[list[str]]) -> list[list[int]]:
                     out.append(s)         # letters: rejected by validate_k as "not an integer"
         k.append(out)
     return validate_k(k, n)
+
+
+def panel_methods(fam) -> list[str]:
+    """The panel's methods for ``fam``: the linear ones, and ``csd-tree`` where the target takes a token tree."""
+    return list(METHODS) + (["csd-tree"] if takes_trees(fam) else [])
+
+
+def method_note(fam) -> str:
+    """Why ``csd-tree`` is missing from the panel's methods ('' when it is there)."""
+    if takes_trees(fam):
+        return ""
+    return (f"<small>No <code>csd-tree</code>: family {html.escape(fam.name)} has an encoder-decoder (T5) target, "
+            f"whose relative position bias cannot score a token tree in one call (notebook 08).</small>")
 
 
 def pair_acceptance(g) -> dict[str, tuple[int, int]]:
@@ -187,14 +206,16 @@ class LivePanel:
     ``n_rounds``, the target rounds of ``last``), ``round_prev``/``round_next`` (buttons),
     ``round_label`` and ``rounds`` (Output) showing ``round_figure`` (the figure of round
     ``round_slider.value``). It starts on the first round in which the target rejected a drafted
-    token and keeps its round, clamped, on reruns. ``mag_lenience`` is the plan's MaG rule (csd only):
+    token and keeps its round, clamped, on reruns. ``mag_lenience`` is the plan's MaG rule (csd, csd-tree):
     off, lenience applies between neural drafters only (the paper's); on, to MaG's tokens too.
     """
 
     def __init__(self, fam, prompt: str | None = None, method: str = "csd", max_new_tokens: int = 64):
         import ipywidgets as w  # notebook-only: imported when a panel is built
-        if method not in METHODS:
-            raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+        if method not in panel_methods(fam):
+            raise ValueError(f"unknown method {method!r} for family {fam.name!r}; use one of "
+                             f"{', '.join(panel_methods(fam))}" + (" (csd-tree needs a decoder-only target)"
+                                                                   if method == "csd-tree" else ""))
         self.fam = fam
         self.runs, self.last, self.previous, self.last_cfg = 0, None, None, None
         self.tree_figure, self.tree_key = None, None
@@ -224,8 +245,10 @@ class LivePanel:
                           description="prompt", continuous_update=False, layout=w.Layout(width="98%"))
 
     def _method_control(self, w, method):
-        wd = w.Dropdown(options=list(METHODS), value=method, description="method")
+        wd = w.Dropdown(options=panel_methods(self.fam), value=method, description="method")
         wd.add_class("csd-method")
+        self.method_note = w.HTML(method_note(self.fam))
+        self.method_note.add_class("csd-method-note")
         return wd
 
     def _lenience_control(self, w):
@@ -237,7 +260,7 @@ class LivePanel:
 
     def _mag_rule_control(self, w):
         """The MaG rule: whether lenience applies to MaG's tokens too (the plan's ``mag_lenience``)."""
-        wd = w.Checkbox(value=MAG_LENIENCE, description="lenience on MaG's tokens (csd)", indent=False)
+        wd = w.Checkbox(value=MAG_LENIENCE, description="lenience on MaG's tokens (csd, csd-tree)", indent=False)
         wd.add_class("csd-mag-lenience")
         return wd
 
@@ -302,12 +325,12 @@ class LivePanel:
         c = self.controls
         k_note = w.HTML("<small>K holds increments: row <i>r</i> lets each drafter (column) draft until the "
                         "block reaches the running sum of the row up to its column. Entries below the "
-                        "diagonal are ignored. K, lenience and the MaG rule apply to method <code>csd</code>; "
+                        "diagonal are ignored. K, lenience and the MaG rule apply to methods <code>csd</code> and <code>csd-tree</code>; "
                         "the picture below redraws when K or lenience changes.</small>")
         round_note = w.HTML("<small>One target round unrolled: every review of Algorithm 1 that led to the "
                             "target's review, from the bottom up (MaG proposes, the drafters review, the target "
                             "reviews); each row says the lenience it applied.</small>")
-        box = w.VBox([c["prompt"], w.HBox([c["method"], c["seed"], c["max_new_tokens"]]),
+        box = w.VBox([c["prompt"], w.HBox([c["method"], c["seed"], c["max_new_tokens"]]), self.method_note,
                       w.HBox([c["lenience"], c["mag_lenience"], c["decoding"], c["temperature"]]), k_grid, k_note,
                       self.status, self.error, self.trace, w.HBox([self.stats, w.VBox([self.diff, self.pairs])]),
                       w.HBox([self.round_prev, self.round_slider, self.round_next, self.round_label]), round_note,
@@ -328,9 +351,9 @@ class LivePanel:
 
     @staticmethod
     def _config(s: dict) -> dict:
-        """What the readouts name of a run's settings (K, lenience and the MaG rule for csd only)."""
+        """What the readouts name of a run's settings (K, lenience and the MaG rule for the cascade methods only)."""
         cfg = dict(method=s["method"])
-        if s["method"] == "csd":
+        if s["method"] in CASCADE_METHODS:
             cfg.update(K=s["k"], lenience=s["lenience"], mag_lenience=s["mag_lenience"])
         cfg["decoding"] = "greedy" if s["temperature"] == 0 else f"temperature {s['temperature']:g}, seed {s['seed']}"
         cfg["max_new_tokens"] = s["max_new_tokens"]
@@ -338,7 +361,8 @@ class LivePanel:
 
     def _generate(self, s: dict):
         """The run of settings ``s`` and greedy AR on the same prompt and length (AR cached)."""
-        kw = dict(k=s["k"], lenience=s["lenience"], mag_lenience=s["mag_lenience"]) if s["method"] == "csd" else {}
+        kw = dict(k=s["k"], lenience=s["lenience"], mag_lenience=s["mag_lenience"]) \
+            if s["method"] in CASCADE_METHODS else {}
         g = generate(self.fam, s["prompt"], s["method"], temperature=s["temperature"], seed=s["seed"],
                      max_new_tokens=s["max_new_tokens"], **kw)
         key = (s["prompt"], s["max_new_tokens"])

@@ -219,3 +219,22 @@ def test_the_panel_displays_as_its_box(agreeing):
     assert isinstance(p.box, ipywidgets.VBox) and "csd-live-panel" in p.box._dom_classes
     bundle = p._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == p.box.model_id
+
+
+def test_csd_tree_is_offered_on_decoder_only_families_only():
+    from csd_lib.teach.panel import panel_methods
+    llama = random_family("llama", vocab_size=32, n_drafters=1, seed=2)
+    t5 = random_family("t5", vocab_size=32, n_drafters=1, seed=2)
+    assert "csd-tree" in panel_methods(llama) and "csd-tree" not in panel_methods(t5)
+    p = live_panel(llama, PROMPT, max_new_tokens=12)
+    assert p.method_note.value == ""
+    p.controls["method"].value = "csd-tree"
+    assert p.error.value == "" and p.last.plan.method == "csd-tree"
+    assert any(e.parents for e in p.last.events if e.depth == 0)  # a tree was verified
+    assert "identical to AR (greedy)</th><td>yes" in p.stats.value
+    p.k_cells[0][0].value = 3                                      # K applies to csd-tree too
+    assert p.last.plan.k[0][0] == 3 and "K [[3" in p.stats.value
+    q = live_panel(t5, PROMPT, max_new_tokens=8)
+    assert "csd-tree" not in q.controls["method"].options and "encoder-decoder" in q.method_note.value
+    with pytest.raises(ValueError, match="decoder-only"):
+        live_panel(t5, PROMPT, method="csd-tree")
