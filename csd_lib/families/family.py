@@ -5,6 +5,7 @@ import hashlib
 import json
 import logging
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -16,7 +17,7 @@ from .. import config
 from ..engine.mag import MaG, build_bigram, load_bigram
 from ..engine.models import LM, check_vocab
 from ..engine.plan import METHODS, check_lenience, validate_k
-from ..engine.prompts import format_prompt
+from ..engine.prompts import GSM8K_PROMPT, format_prompt, prompt_ids
 from .hub import checkpoint_config, checkpoint_ref, hub_reachable, load_lm, missing_ids, model_arch
 from .paper_costs import CostTable, previous_work_costs
 from .placement import place_family
@@ -24,6 +25,41 @@ from .presets import DEFAULT_K_RULE, DEFAULT_LENIENCE, REAL_PRESETS, STAGED_K, T
 from .tasks import bigram_corpus, bigram_source
 
 log = logging.getLogger(__name__)
+
+
+PROBE_TOKENS = 96  # the notebooks' usual generation length, priced in the CPU warning
+PROBE_QUESTION = "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May"
+
+
+@dataclass(frozen=True)
+class CpuProbe:
+    """A real family's target timed once on the CPU at load: starting a prompt, and one new token."""
+    start_s: float   # encode (T5) or prefill (Llama) and the first call, cold
+    step_s: float    # one more token, one target call
+
+    def ar_seconds(self, n_tokens: int) -> float:
+        """About how long a greedy AR generation of ``n_tokens`` takes here: the start, then a call a token."""
+        return self.start_s + (n_tokens - 1) * self.step_s
+
+    def warning(self, name: str) -> str:
+        s = self.ar_seconds(PROBE_TOKENS)
+        return (f"{name} runs on the CPU: its target took {self.start_s:.2f} s to start a prompt and {self.step_s:.2f} s "
+                f"per new token here (one probe), so one {PROBE_TOKENS}-token greedy generation takes about "
+                f"{f'{s:.0f} s' if s < 120 else f'{s / 60:.0f} min'} and a notebook cell runs many; a GPU (Colab: Runtime > "
+                f"Change runtime type) or a tiny family (CSD_FAMILY=tiny-t5) runs the notebooks in minutes")
+
+
+def probe_cpu(target: LM, tokenizer, prompt_style: str) -> CpuProbe:
+    """Time ``target`` on one gsm8k-style prompt: its start and first call, then one more token."""
+    ids = prompt_ids(tokenizer, GSM8K_PROMPT.format(question=PROBE_QUESTION), prompt_style)
+    t0 = time.perf_counter()
+    seq = target.start(ids)
+    nxt = int(target.logits(seq, 0)[-1].argmax())
+    t1 = time.perf_counter()
+    target.logits(seq + [nxt], 0)
+    t2 = time.perf_counter()
+    target.release()
+    return CpuProbe(t1 - t0, t2 - t1)
 
 
 @dataclass
@@ -49,6 +85,7 @@ class Family:
     policy: config.Policy | None = None
     previous_work: CostTable | None = None
     by_task: dict[str, dict] = field(default_factory=dict)
+    cpu_probe: CpuProbe | None = None  # a hub family on the CPU: its target timed at load (``probe_cpu``)
 
     @property
     def models(self) -> list[LM]:
@@ -295,8 +332,11 @@ def _load_hub(name: str, target_id: str, drafter_ids: list[str], k, lenience: fl
     tok = toks[target_id]
     if target.max_length is None:  # relative positions (T5): no length limit, whatever the tokenizer says (512)
         tok.model_max_length = VERY_LARGE_INTEGER
+    probe = probe_cpu(target, tok, prompt_style) if target.device.type == "cpu" else None
+    if probe is not None:  # before any heavy work: what a CPU run of this family costs
+        log.warning(f"load_family: {probe.warning(name)}")
     mag = MaG(real_bigram(name, tok, target.vocab_size))
-    return Family(name, tok, target, drafters, mag, k, lenience, prompt_style=prompt_style, policy=pol)
+    return Family(name, tok, target, drafters, mag, k, lenience, prompt_style=prompt_style, policy=pol, cpu_probe=probe)
 
 
 def real_bigram(name: str, tokenizer, vocab_size: int, task: str = "gsm8k") -> np.ndarray:

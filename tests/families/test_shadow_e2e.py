@@ -82,6 +82,8 @@ def test_preset_end_to_end_on_shadows(preset, hub, cache, offline, tmp_path):
     methods = ["ar", "sd", "mag", "csd"] + (["staged"] if fam.target.is_encoder_decoder else [])
     outs = {m: generate(fam, PROMPT, m, max_new_tokens=8) for m in methods}
     ar = outs["ar"].token_ids
+    took = outs["ar"].stats.wall_time  # the CPU warning's estimate (a probe at load) against AR's measured time
+    assert fam.cpu_probe is not None and 0.5 <= fam.cpu_probe.ar_seconds(len(ar)) / took <= 2, (fam.cpu_probe, took)
     assert len(ar) == 8 or ar[-1] == fam.target.eos_token_id
     for m in methods:
         assert outs[m].token_ids == ar, f"{preset}/{m} changed the greedy output"
