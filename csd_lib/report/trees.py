@@ -14,7 +14,7 @@ from .. import config
 from ..engine.cascade import generate
 from ..engine.generation import Event, Generation
 from ..measure.records import as_records, fastest, read_records
-from .bench_stats import ratios
+from .bench_stats import pair_ratio, ratios
 from .claims import NOT_CHECKED, Difference, paired_difference
 from .compare import method_difference
 from .summary import summarize
@@ -65,7 +65,7 @@ def target_rounds(g: Generation) -> list[Event]:
 def nodes_per_target_call(g: Generation) -> float:
     """Drafted tokens (tree nodes, or a chain's tokens) the target scored per target call (NaN: no call)."""
     calls = g.stats.calls.get(g.stats.target, 0)
-    return sum(len(e.tokens) for e in target_rounds(g)) / calls if calls else math.nan
+    return g.target_nodes / calls if calls else math.nan
 
 
 @dataclass
@@ -119,7 +119,7 @@ def live_records(fam, examples, methods, max_new_tokens: int) -> list[dict]:
             out.append(dict(example=i, method=m, family=fam.name, task=ex.task, max_new_tokens=max_new_tokens,
                             token_ids=g.token_ids, stats=g.stats.to_dict(), plan=g.plan.to_dict(),
                             provenance=g.provenance_counts(), commit_times=g.commit_times,
-                            target_nodes=sum(len(e.tokens) for e in target_rounds(g))))
+                            target_nodes=g.target_nodes))
     return out
 
 
@@ -185,3 +185,44 @@ def table3_says(diffs: dict[str, Difference], family, source: str) -> str:
                      f"{spd.says('higher', 'lower', 'no different beyond the noise', digits=2)}; the paper's ordering "
                      f"(CS Drafting + tree faster) on this run: **{verdict}**.")
     return f"On {source}: " + " ".join(parts)
+
+
+# The goal of the Table 3 run on the embedded family (median per-example walltime ratio, lower 95% bound).
+TREE_GOAL, TREE_GOAL_LO = 1.2, 1.1
+
+
+def table3_goals(records) -> list[tuple[str, str, str, bool, str]]:
+    """The Table 3 run's goals as (goal, measured, target, met, note) rows: CS Drafting + tree over SD at
+    least ``TREE_GOAL`` (lower bound ``TREE_GOAL_LO``), and faster than CS Drafting and Medusa on the typical
+    example (median ratio above 1), each a median over examples of one method's walltime over the other's."""
+    ran = {r.method for r in as_records(records) if r.ok}
+    out = []
+    for other, need, need_lo, name in (("sd", TREE_GOAL, TREE_GOAL_LO, "SD (the family's k)"),
+                                        ("csd", 1.0, None, "CS Drafting"), ("medusa", 1.0, None, "Medusa")):
+        if not {"csd-tree", other} <= ran:
+            continue
+        r, (lo, hi) = pair_ratio(records, other, "csd-tree")  # other's walltime over csd-tree's
+        ok = r >= need and (need_lo is None or lo >= need_lo) if need > 1 else r > need
+        out.append((f"CS Drafting + tree over {name} (median per-example walltime ratio)",
+                    f"{r:.2f}x [{lo:.2f}–{hi:.2f}]", f">= {need}x, lower CI >= {need_lo}" if need_lo else f"> {need}x",
+                    ok, ""))
+    return out
+
+
+def table3_limit(records, cost_model) -> str:
+    """What bounds CS Drafting + tree against SD, by the measured tokens and nodes per target call and the cost
+    model's price of a review of that many nodes (``CostModel.verify``): a sentence."""
+    rows = {r["method"]: r for r in table3_rows(records)}
+    if not {"csd-tree", "sd"} <= set(rows):
+        return ""
+    t, s = rows["csd-tree"], rows["sd"]
+    gain = t["tokens / target call"] / s["tokens / target call"]
+    text = (f"CS Drafting + tree keeps {t['tokens / target call']:.2f} tokens per target call against SD's "
+            f"{s['tokens / target call']:.2f} ({gain:.2f}x) while the target scores {t['nodes / target call']:.1f} "
+            f"nodes per call against SD's {s['nodes / target call']:.1f}")
+    if cost_model is not None and not any(math.isnan(v) for v in (t["nodes / target call"], s["nodes / target call"])):
+        ct, cs = (float(cost_model.verify("target", v)) for v in (t["nodes / target call"], s["nodes / target call"]))
+        text += (f"; by the cost model one such review costs {1e3 * ct:.2f} ms against {1e3 * cs:.2f} ms "
+                 f"({ct / cs:.2f}x), so the tree can at best gain about {gain * cs / ct:.2f}x on the target's "
+                 f"side before any drafting cost")
+    return text + "."
