@@ -191,7 +191,8 @@ def cost_section(fam: str) -> list[str]:
              f"interleaved rounds per point, timed in "
              f"{env.get('clock', 'wall time')}, torch {env.get('torch')}, "
              f"{env.get('threads')} thread(s), {env.get('cpu_model')}. Machine: "
-             f"{describe_fingerprint(cost_fingerprint(cm))} (class `{machine_key(cost_fingerprint(cm))}`). Fit: t(n, L) = a + b·n + c·L + d·n·L + "
+             f"{describe_fingerprint(cost_fingerprint(cm))} (class `{machine_key(cost_fingerprint(cm))}`). "
+             f"Fit: t(n, L) = a + b·n + c·L + d·n·L + "
              f"e·[n = 1] (n: tokens the call feeds; e: a one-token decoding step's own term).", "",
              "| model | a (ms) | b (ms/token) | c (ms/cached token) | d | e (ms, n = 1) | R² | max rel. error | 1 token "
              "| 17 tokens |",
@@ -414,7 +415,7 @@ def main() -> int:
     if machines:
         lines += ["## Machines", "", "Each machine class (same CPU model, vector extensions and torch threads: "
                   "`csd_lib.measure.machine`) and the runs measured on it; numbers from different classes do not "
-                  "compare:", ""] + [f"- `{key}`: {describe_fingerprint(fp)}; runs: {', '.join(runs)}"
+                  "compare:", ""] + [f"- `{key}`: {describe_fingerprint(fp, steps=False)}; runs: {', '.join(runs)}"
                                      for key, (fp, runs) in machines.items()] + [""]
     if env:
         lines += ["## Environment", "", "```", json.dumps(env, indent=1), "```", ""]

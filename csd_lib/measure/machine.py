@@ -105,8 +105,9 @@ def run_fingerprint(records) -> dict | None:
     return fingerprint(recs[0].env, ref)
 
 
-def describe_fingerprint(fp: dict | None) -> str:
-    """A fingerprint in one line: CPU model, vector extensions (by family), cores, threads, reference steps."""
+def describe_fingerprint(fp: dict | None, steps: bool = True) -> str:
+    """A fingerprint in one line: CPU model, vector extensions (by family), cores, threads and (``steps``)
+    the reference steps."""
     if not fp:
         return "machine not recorded"
     ext = fp.get("vector_extensions")
@@ -117,11 +118,12 @@ def describe_fingerprint(fp: dict | None) -> str:
                 ("SVE", "sve")]
         vec = "+".join(name for name, pre in fams if any(e.startswith(pre) for e in ext)) or "no AVX2/AVX-512/NEON"
     ref = fp.get("reference") or {}
-    steps = ", ".join(f"{name} {1e3 * ref[key]:.2f} ms" for key, name in (("target", "target"),
-                                                                        ("drafter", ref.get("drafter_name")))
-                      if ref.get(key))
-    return (f"{fp.get('device')}: {fp.get('cpu_model')}, {vec}, {fp.get('cpu_count')} cores, {fp.get('threads')} "
-            f"torch thread(s); one-token step: {steps or 'not measured'}")
+    ref_words = ", ".join(f"{name} {1e3 * ref[key]:.2f} ms" for key, name in (("target", "target"),
+                                                                            ("drafter", ref.get("drafter_name")))
+                          if ref.get(key))
+    words = (f"{fp.get('device')}: {fp.get('cpu_model')}, {vec}, {fp.get('cpu_count')} cores, "
+             f"{fp.get('threads')} torch thread(s)")
+    return words + (f"; one-token step: {ref_words or 'not measured'}" if steps else "")
 
 
 def by_machine(records) -> dict[str, list]:

@@ -62,7 +62,8 @@ class RatioSweep:
         where = "on this machine" if factor == 1.0 else f"with the drafters {factor:.2g}x as dear as here"
         step = f"{self.drafter} costs {r:.2f} of a target step"
         if gain > 1 + TIE:
-            return f"EWIF predicts that {where} CSD beats SD by {gain:.2f}x ({p['csd']:.2f}x against {p['sd']:.2f}x): {step}."
+            return (f"EWIF predicts that {where} CSD beats SD by {gain:.2f}x ({p['csd']:.2f}x against "
+                    f"{p['sd']:.2f}x): {step}.")
         verb = "ties SD" if gain >= 1 - TIE else "loses to SD"
         return (f"EWIF predicts that {where} CSD {verb} ({p['csd']:.2f}x against {p['sd']:.2f}x, within "
                 f"{TIE:.0%} counts as a tie) because {step}: a cheap drafter makes plain SD strong and leaves the "

@@ -52,6 +52,19 @@ def test_generate_json_lines_are_the_apis_generations(tmp_path, capsys):
     assert out.splitlines()[-1].startswith("[sd] 5 tokens, ") and "tokens/target call" in out
 
 
+def test_bench_with_a_cost_file_from_another_machine_says_how_it_differs(tmp_path, capsys):
+    from csd_lib import config
+    given = json.loads((config.RESULTS_DIR / "costs-tiny-t5-cpu.json").read_text(encoding="utf-8"))
+    given["env"] = {**given["env"], "cpu_model": "Another CPU"}  # a constructed fingerprint
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(given), encoding="utf-8")
+    cmd_bench(args("bench", "--family", "tiny-t5", "--n", "1", "--methods", "ar,sd", "--max-new-tokens", "6",
+                   "--out", str(tmp_path / "out.jsonl"), "--costs", str(path), "--threads", "1"))
+    err = capsys.readouterr().err
+    assert f"note: --costs {path} is used as given, but cpu model" in err and "'Another CPU' there" in err
+    assert "reference steps here over there: target step" in err
+
+
 @pytest.mark.parametrize("argv,message", [
     (["--clock", "cpu", "--threads", "2"], "--clock cpu needs --threads 1"),
     (["--methods", "ar,sd", "--k", "[[1, 2], [0, 3]]"], "--k is for csd, which --methods ar,sd does not run"),

@@ -181,3 +181,22 @@ def test_a_run_resumed_on_another_machine_splits_by_class():
     groups = machine.by_machine(recs)
     assert len(groups) == 2 and [len(g) for g in groups.values()] == [2, 1]
     assert list(groups)[0] == machine_key(fingerprint(env))
+
+
+def test_benchmarks_md_states_each_machine_class(tmp_path, measured):
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location("make_benchmarks_md",
+                                                  Path(__file__).parents[2] / "scripts" / "make_benchmarks_md.py")
+    md = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(md)
+    ex = [type("Ex", (), dict(prompt=p, task="toy", source="t"))() for p in ("w5 w6 w7 w8", "w9 w10 w11 w9")]
+    recs = run_bench(fam(), ex, ["ar", "sd"], tmp_path / "r.jsonl", 8, warmup=0, progress=False)
+    one = md.machine_lines(recs, measured)
+    assert one[0].startswith(f"Machine of this run (class `{machine_key(run_fingerprint(recs))}`)")
+    assert "against this run:" in one[0] and not any("machine classes" in line for line in one)
+    other = {**recs[0]["env"], "cpu_model": "Another CPU"}
+    mixed = [r if r["example"] == 0 else {**r, "env": other} for r in recs]
+    text = "\n".join(md.machine_lines(mixed, None))
+    assert "from 2 machine classes" in text and "Another CPU" in text
+    assert text.count("| method | n × repeats |") == 2  # a table per class
