@@ -14,7 +14,7 @@ import numpy as np
 from csd_lib.fileio import write_atomic
 from csd_lib.measure.machine import by_machine, describe_fingerprint, machine_key, match_fingerprints, run_fingerprint
 from csd_lib.measure.records import ALL_METHODS, BenchRecord, read_records
-from csd_lib.price.costfile import cost_fingerprint, load_costs
+from csd_lib.price.costfile import class_cost_path, cost_fingerprint, load_costs
 from csd_lib.price.predict import prediction_limits
 from csd_lib.report.bench_stats import best_sd, goals, machine_speed, prediction_gaps, run_k, swi_chain
 from csd_lib.report.bench_stats import fmt as f
@@ -286,6 +286,12 @@ def readme_table(rows: list[dict]) -> None:
     write_atomic(path, "\n".join(text[:head] + new + [README_END] + text[end:]))
 
 
+def run_cost_model(fam: str, recs: list[dict]):
+    """The committed cost model of a run's machine class (:func:`csd_lib.price.costfile.class_cost_path`), else
+    the family's default one."""
+    return load_costs(fam, path=class_cost_path(fam, run_fingerprint(recs))) or load_costs(fam, "cpu")
+
+
 def tree_sections() -> list[str]:
     """The paper's Table 3 on each family and task with a committed trees run (results/<fam>-<task>-trees.jsonl)."""
     out = []
@@ -300,7 +306,7 @@ def tree_sections() -> list[str]:
                     "The paper's Table 3 (Vicuna-7B on an A40, docs/REFERENCE.md) on the embedded decoder-only family: "
                     "AR, SD at the family's k, CS Drafting, Medusa-1 heads with their standard tree, CS Drafting + "
                     "tree (`csd-tree`) and the drafter alone building a tree (`tree-sd`), interleaved per example. "
-                    f"Clock and machine load: {conditions(recs)}.", ""] + machine_lines(recs, load_costs(fam, "cpu")) + [
+                    f"Clock and machine load: {conditions(recs)}.", ""] + machine_lines(recs, run_cost_model(fam, recs)) + [
                     "| method | n | tokens/s | median speedup over AR [95% CI] | tokens / target call | "
                     "nodes verified / target call | mismatches vs AR |", "|---|---|---|---|---|---|---|"]
             for r in rows:
@@ -310,7 +316,7 @@ def tree_sections() -> list[str]:
             out += ["", "| goal | measured | target | status | note |", "|---|---|---|---|---|"]
             out += [f"| {name} | {value} | {target} | {'met' if ok else 'MISSED'} | {why} |"
                     for name, value, target, ok, why in table3_goals(recs)]
-            limit = table3_limit(recs, load_costs(fam, "cpu"))
+            limit = table3_limit(recs, run_cost_model(fam, recs))
             out += ["", f"What limits it: {limit}" if limit else "", ""]
     return out
 
@@ -336,18 +342,18 @@ def main() -> int:
     found = False
     readme_rows = []
     for fam in FAMILIES:
-        for task in TASKS:
-            path = RES / f"{fam}-{task}.jsonl"
+        for task, path in [(t, p) for t in TASKS for p in [RES / f"{fam}-{t}.jsonl", *sorted(RES.glob(f"{fam}-{t}.*.jsonl"))]]:
             recs = read_records(path)
             if not recs:
                 continue
             found = True
             env = env or recs[0].get("env")
-            cm = load_costs(fam, "cpu")
+            main_run = path.name == f"{fam}-{task}.jsonl"  # a class run (<fam>-<task>.<machine key>.jsonl) has no own runs
+            cm = load_costs(fam, "cpu") if main_run else run_cost_model(fam, recs)
             s = summarize(recs, cm)
-            vrecs = read_records(RES / f"{fam}-{task}-vertical.jsonl")
+            vrecs = read_records(RES / f"{fam}-{task}-vertical.jsonl") if main_run else []
             vert = summarize(vrecs, cm).get("csd") if vrecs else None
-            arecs = read_records(RES / f"{fam}-{task}-sd.jsonl")
+            arecs = read_records(RES / f"{fam}-{task}-sd.jsonl") if main_run else []
             alt = summarize(arecs, cm).get("sd") if arecs else None
             extra = {**({f"sd k = {run_k(arecs, 'sd')} (own run)": alt} if alt else {}),
                      **({"csd base+MaG (own run)": vert} if vert else {})}
@@ -355,7 +361,8 @@ def main() -> int:
             plan = next((p for p in (BenchRecord.from_dict(r).plan for r in recs if r["method"] == "csd") if p), None)
             cfg = {"k": [list(row) for row in plan.k], "lenience": plan.lenience} if plan else {}
             own = [(f"sd k = {run_k(arecs, 'sd')}", arecs), ("csd base+MaG", vrecs)]
-            lines += [f"## {fam} on {task} (n = {n}, repeats = {s['ar']['repeats']}, "
+            where = "" if main_run else f", machine class `{path.suffixes[-2][1:]}`"
+            lines += [f"## {fam} on {task}{where} (n = {n}, repeats = {s['ar']['repeats']}, "
                       f"max_new_tokens = {recs[0]['max_new_tokens']})", "",
                       f"CSD: K = `{cfg.get('k')}`, lenience = {cfg.get('lenience')}. "
                       f"Source of prompts: {recs[0].get('source', '?')}. "
@@ -369,10 +376,11 @@ def main() -> int:
             for key, part in by_machine(recs).items():
                 machines.setdefault(key, [run_fingerprint(part), []])[1].append(f"{fam} / {task}")
             lines += table(s, extra) + [""] + latency_table(s)
-            if png(bench_figure(s, title=f"{fam} on {task}: speedup over AR"), DOCS / f"bench-{fam}-{task}.png"):
+            if main_run and png(bench_figure(s, title=f"{fam} on {task}: speedup over AR"), DOCS / f"bench-{fam}-{task}.png"):
                 lines += [f"![{fam} {task}](docs/bench-{fam}-{task}.png)", ""]
-            readme_rows.append(dict(fam=fam, task=task, recs=recs, s=s, vert=vert, alt=alt,
-                                    sd=best_sd(recs, s, arecs, alt)[1] if "sd" in s else {}))
+            if main_run:
+                readme_rows.append(dict(fam=fam, task=task, recs=recs, s=s, vert=vert, alt=alt,
+                                        sd=best_sd(recs, s, arecs, alt)[1] if "sd" in s else {}))
             if "csd" in s and "sd" in s:
                 orders = {name: swi_chain(s, vert, alt, key)[0] for name, key in
                           (("model-size", "speedup_swi_ms"), ("previous-work", "speedup_swi_pw"))}

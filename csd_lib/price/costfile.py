@@ -35,6 +35,12 @@ def machine_cost_path(family_name: str, fp: dict) -> Path:
     return config.RESULTS_DIR / MACHINES_DIR / f"costs-{family_name}-{fp['device']}-{machine_key(fp)}.json"
 
 
+def class_cost_path(family_name: str, fp: dict) -> Path:
+    """Where the project commits a cost model of one machine class beside the default one:
+    ``results/costs-<family>-<device>-<machine key>.json`` (written with ``costs --out``)."""
+    return config.RESULTS_DIR / f"costs-{family_name}-{fp['device']}-{machine_key(fp)}.json"
+
+
 def cost_fingerprint(cost_model: CostModel) -> dict:
     """The fingerprint a cost model was measured with: its environment and its reference steps (stored,
     or read from its own one-token timings in a file stored before fingerprints)."""
@@ -77,14 +83,15 @@ def costs_for(fam, reference: dict | None = None, seconds: float = 10.0,
 
     ``reference``: this machine's reference steps ({'target', 'drafter', 'drafter_name'} seconds, e.g. a
     run's: :func:`csd_lib.measure.machine.run_fingerprint`; None: compare the static fingerprint only).
-    Tried in turn: this machine's own file (:func:`machine_cost_path`), the committed one (:func:`cost_path`).
+    Tried in turn: this machine's own file (:func:`machine_cost_path`), the committed one of its machine class
+    (:func:`class_cost_path`), the committed default (:func:`cost_path`).
     A match is used; an unknown one (a file stored before fingerprints, nothing known differs) is used with
     a warning; a mismatch is skipped. None usable: one is measured now (about ``seconds``, with a bar;
     ``prompt_ids``: :func:`csd_lib.price.timing.measure_costs`'s) and written (atomically) to this machine's
     own file.
     """
     here = fingerprint(environment(fam.target.device), reference)
-    for path in (machine_cost_path(fam.name, here), cost_path(fam.name, here["device"])):
+    for path in (machine_cost_path(fam.name, here), class_cost_path(fam.name, here), cost_path(fam.name, here["device"])):
         cm = load_costs(fam.name, path=path)
         if cm is None:
             continue

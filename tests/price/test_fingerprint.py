@@ -200,3 +200,16 @@ def test_benchmarks_md_states_each_machine_class(tmp_path, measured):
     text = "\n".join(md.machine_lines(mixed, None))
     assert "from 2 machine classes" in text and "Another CPU" in text
     assert text.count("| method | n × repeats |") == 2  # a table per class
+
+
+def test_a_committed_class_file_is_found_before_the_default_and_nothing_is_measured(tmp_path, monkeypatch, measured):
+    """The default file is of another machine class; the class file committed beside it is this one's."""
+    monkeypatch.setattr(config, "RESULTS_DIR", tmp_path)
+    f = fam()
+    here = fingerprint(environment("cpu"), measured.env["reference"])
+    _store(measured, cost_path(f.name, "cpu"), cpu_model="Another CPU")
+    _store(measured, costfile.class_cost_path(f.name, here))
+    cm, m, path = costs_for(f, measured.env["reference"], 1e-4, PROMPT)
+    assert path == costfile.class_cost_path(f.name, here) and m.verdict == "match"
+    assert cm.samples == measured.samples and not machine_cost_path(f.name, here).exists()
+    assert path.parent == tmp_path and machine_key(here) in path.name
