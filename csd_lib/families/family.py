@@ -69,7 +69,8 @@ class Family:
     ``prompt_style`` is how prompts are worded and wrapped before tokenizing
     (``prompts.format_prompt``); ``policy`` the device and dtype chosen at load time;
     ``previous_work`` the per-call costs of the "previous work" SWI metric, with their source;
-    ``by_task`` {task: {"k": K, "sd_k": k}} the preset's per-task settings (:meth:`k_for`, :meth:`sd_k_for`).
+    ``by_task`` {task: {"k": K, "sd_k": k}} the preset's per-task settings (:meth:`k_for`, :meth:`sd_k_for`);
+    ``medusa`` the target's Medusa heads where shipped (``data/models/<family>-medusa``).
     """
     name: str
     tokenizer: object
@@ -86,6 +87,7 @@ class Family:
     previous_work: CostTable | None = None
     by_task: dict[str, dict] = field(default_factory=dict)
     cpu_probe: CpuProbe | None = None  # a hub family on the CPU: its target timed at load (``probe_cpu``)
+    medusa: object | None = None  # Medusa heads on the target (method 'medusa'): (rows, D) -> (H, rows, V), with trees
 
     @property
     def models(self) -> list[LM]:
