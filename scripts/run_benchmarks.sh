@@ -5,6 +5,7 @@
 # when that is not the preset's, the vertical-only cascade (base + MaG, at SD's draft length), and the report.
 # Resumable: rerunning skips lines already in results/*.jsonl (delete them to start over).
 # N=50 REPEATS=3 takes about 2 hours on 2 idle CPU cores; N=20 REPEATS=3 about 50 minutes.
+# A run of another machine class goes beside the committed one: scripts/class_benchmarks.sh.
 source "$(dirname "$0")/env.sh"
 set -x
 N="${N:-50}"
@@ -48,5 +49,11 @@ for task in $TASKS; do
     --k "$(python -c 'from csd_lib.engine.plan import vertical_k; from csd_lib.families.presets import TINY_PRESETS as P; k = P["tiny-t5"]["k"]; print(vertical_k(P["tiny-t5"]["sd_k"], len(k), k[-1][-1]))')" \
     --lenience "$(python -c 'from csd_lib.families.presets import TINY_PRESETS as P; print(P["tiny-t5"]["lenience"])')" \
     --out "results/tiny-t5-$task-vertical.jsonl"
+done
+# The paper's Table 3 on the decoder-only family: linear drafts beside token trees, on the process CPU clock
+for task in $TASKS; do
+  case " $FAMS " in *" tiny-llama "*) ;; *) continue ;; esac
+  python -m csd_lib bench --family tiny-llama --task "$task" --n "$N" --repeats "$REPEATS" --threads "$THREADS" \
+    --clock cpu --methods ar,sd,csd,medusa,csd-tree,tree-sd --out "results/tiny-llama-$task-trees.jsonl"
 done
 python scripts/make_benchmarks_md.py || true
