@@ -140,7 +140,8 @@ def run_plan(family, plan: Plan, ids: list[int]) -> Generation:
     assert len(out) <= max_new_tokens and (eos not in out[:-1])
     stats = Stats(len(out), wall, {lm.name: lm.meter.calls for lm in lms},
                   {lm.name: lm.meter.time for lm in lms}, {lm.name: lm.n_params for lm in lms},
-                  ctx.acceptance, target=target.name, previous_work_costs=dict(family.previous_work.costs))
+                  ctx.acceptance, target=target.name, previous_work_costs=dict(family.previous_work.costs),
+                  nodes={lm.name: lm.meter.nodes for lm in lms})
     if "mag" in plan.drafters:
         stats.calls["mag"] = ctx.mag_calls
         stats.params["mag"] = 0
