@@ -90,7 +90,7 @@ def _method_args(method: str, k, lenience, sd_k, mag_lenience=None) -> dict:
 
 def _settings(plan: Plan) -> dict:
     return {"k": [list(row) for row in plan.k], "lenience": plan.lenience, "mag_lenience": plan.mag_lenience,
-            "drafters": list(plan.drafters), "tree": list(plan.tree)}
+            "drafters": list(plan.drafters), **({"tree": list(plan.tree)} if plan.tree else {})}
 
 
 def task_k(family, examples, k=None, sd_k=None) -> tuple:

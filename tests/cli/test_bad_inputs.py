@@ -282,7 +282,7 @@ def test_bad_input(case, tmp_path, capsys):
 
 
 def test_help_lists_choices_and_defaults(capsys):
-    for cmd, words in (("generate", ["{ar,sd,mag,staged,csd}", "tiny-t5,tiny-llama", "(default: csd)", "fp16"]),
+    for cmd, words in (("generate", ["{ar,sd,mag,staged,csd,tree-sd,medusa,csd-tree}", "tiny-t5,tiny-llama", "(default: csd)", "fp16"]),
                        ("bench", ["synth-gsm8k,synth-mmlu", "hf-assisted", "(default: 128)"])):
         with pytest.raises(SystemExit) as e:
             main([cmd, "--help"])
@@ -334,4 +334,4 @@ def test_subprocess_console_script_bad_methods(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr and not out.exists()
     assert r.stderr.strip().splitlines() == [
         "error: argument --methods: unknown method(s) beam; use a comma-separated list of ar, sd, mag, staged, csd, "
-        "hf-assisted, hf-pld; see csd bench --help"]
+        "tree-sd, medusa, csd-tree, hf-assisted, hf-pld; see csd bench --help"]
