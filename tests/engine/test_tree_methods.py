@@ -184,6 +184,9 @@ def test_nodes_verified_per_target_call():
     assert g.stats.nodes["target"] == sum(len(e.tokens) for e in trees)
     assert g.stats.nodes_per_target_call == g.stats.nodes["target"] / g.stats.calls["target"]
     assert g.stats.to_dict()["nodes_per_target_call"] > 2   # two nodes per depth where the drafter is unsure
+    st = g.stats.acceptance["target<-small"]           # per depth: the accepted path, then the rejected depth
+    assert sum(st.accepted) == sum(p == "small" for p in g.provenance)
+    assert st.reached[0] == sum(1 for e in trees if e.tokens) and all(a <= r for a, r in zip(st.accepted, st.reached))
     s = generate(f, prompt, "sd", k=3, max_new_tokens=30).stats
     assert s.nodes["target"] == sum(len(e.tokens) for e in generate(f, prompt, "sd", k=3, max_new_tokens=30).events)
     assert generate(f, prompt, "ar", max_new_tokens=30).stats.nodes_per_target_call == 0
