@@ -64,7 +64,8 @@ def build_tree_top(target: LM, plan: Plan, drafters: list, medusa=None) -> TreeT
     if plan.method == "tree-sd":
         return TreeSD(target, [Level(drafters[0], [], [])], plan.tree, plan.branch_below)
     chain = build_cascade(target, drafters, [list(r) for r in plan.k], plan.lenience, plan.mag_lenience)
-    return CSDTree(target, chain.subs, plan.tree, plan.branch_below, chain.budgets)
+    mag = next((d for d in drafters if isinstance(d, MaG)), None)
+    return CSDTree(target, chain.subs, plan.tree, plan.branch_below, chain.budgets, mag)
 
 
 def encode_prompt(family, prompt) -> list[int]:

@@ -6,9 +6,9 @@
 - ``medusa``: the target's own Medusa heads propose a rank tree (Medusa's standard tree, cut to
   the tree budget) under the target's next token; the target's tree call also gives the hidden
   state the heads read for the next round.
-- ``csd-tree``: the cascade (drafters + MaG) drafts the main chain as ``csd`` does; where the
-  largest drafter's choice at a chain token had probability below ``branch_below``, its second
-  choice hangs beside it as a branch.
+- ``csd-tree``: the cascade (drafters + MaG) drafts the main chain as ``csd`` does; beside a chain
+  token hang the drafter's second choice (where its choice had probability below ``branch_below``)
+  and the tokens that followed MaG's other matches of the suffix there.
 
 Every node is kept within the tree budget (most nodes per depth). Which nodes a tree holds
 depends only on the nodes above them and on earlier siblings, never on a node's own token
@@ -18,10 +18,12 @@ sampling; second choices and Medusa's candidates are deterministic given what pr
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from .generation import TARGET_BONUS, TARGET_CORRECTION, Event
 from .levels import Block, Ctx, Level
+from .mag import MATCH, MaG, continuations
 from .review import probs
 from .stats import PairStats
 from .tree import children, review_tree, review_tree_greedy, tree_candidates
@@ -69,8 +71,13 @@ class TreeTop(Level):
 
 class CSDTree(TreeTop):
     """``csd-tree``: the cascade below the target (``subs``, ``budgets`` = K's first row) drafts the main
-    chain; a drafter's second choice (:attr:`Block.alts`) hangs beside a chain token as a leaf, at the
-    depths the budget allows (depths past it keep the chain only)."""
+    chain; beside a chain token hang, as leaves and within the budget at that depth (depths past the
+    budget keep the chain only), the drafter's second choice (:attr:`Block.alts`), then the tokens that
+    followed MaG's other matches of the suffix there (:func:`csd_lib.engine.mag.continuations`)."""
+
+    def __init__(self, lm, subs, budget, branch_below: float = 1.0, budgets=(), mag: MaG | None = None):
+        super().__init__(lm, subs, budget, branch_below, budgets)
+        self.mag = mag
 
     def propose(self, ctx: Ctx, prefix: list[int], cap: int, depth: int = 0) -> Block:
         chain, blocks, prov, who, _ = self._draft(ctx, prefix, cap - 1, depth)
@@ -78,13 +85,22 @@ class CSDTree(TreeTop):
         tokens, parents, branch = list(chain), list(range(-1, len(chain) - 1)), [0] * len(chain)
         nprov, nwho = list(prov), list(who)
         src = list(range(len(chain)))  # the chain token whose row of q each node reuses
-        for d, alt in enumerate(alts[:len(self.budget)]):
-            if alt is not None and self.budget[d] >= 2 and alt != chain[d]:
-                tokens.append(alt)
+        for d in range(min(len(chain), len(self.budget))):
+            beside = [(alts[d], who[d], who[d])] if alts[d] is not None else []
+            if self.mag is not None and self.budget[d] > 1 + len(beside):
+                ctx.mag_calls += 1
+                hay = np.asarray(ctx.prompt + prefix + chain[:d], dtype=np.int64)
+                beside += [(t, MATCH, "mag") for t in continuations(hay, self.mag.max_match)]
+            seen = {chain[d]}
+            for t, p, w in beside:
+                if t in seen or len(seen) >= self.budget[d]:
+                    continue
+                seen.add(t)
+                tokens.append(t)
                 parents.append(d - 1)
-                nprov.append(who[d])
-                nwho.append(who[d])
-                branch.append(1)
+                nprov.append(p)
+                nwho.append(w)
+                branch.append(len(seen) - 1)
                 src.append(-1)
         order = sorted(range(len(tokens)), key=lambda i: (_depth_of(parents, i), branch[i]))  # parents first
         tokens, parents, nprov, nwho, branch, src = _reorder(order, tokens, parents, nprov, nwho, branch, src)

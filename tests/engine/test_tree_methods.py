@@ -13,6 +13,7 @@ import torch
 
 from csd_lib import generate, random_family
 from csd_lib.engine.levels import Level
+from csd_lib.engine.mag import continuations, longest_suffix_match
 from csd_lib.engine.models import LM
 from csd_lib.engine.tree_methods import MedusaTop, TreeSD, _cut
 from csd_lib.zoo.medusa import MedusaHeads, standard_tree
@@ -120,7 +121,10 @@ def test_branches_and_medusa_nodes_are_accepted():
         for method, k in (("tree-sd", None), ("csd-tree", [[3, 1, 4], [0, 2, 4], [0, 0, 4]])):
             g = run_case(method, 1 if k is None else 2, "near", pi, (3, 3, 3), 1.0, k, n=60)
             seen[method] = seen.get(method, 0) + sum(b > 0 for b in g.branch)
-    assert seen["tree-sd"] > 0 and seen["csd-tree"] > 0, seen
+            if method == "csd-tree":
+                seen["mag"] = seen.get("mag", 0) + sum(b > 0 and p == "mag-match" for b, p in zip(g.branch,
+                                                                                                 g.provenance))
+    assert seen["tree-sd"] > 0 and seen["csd-tree"] > 0 and seen["mag"] > 0, seen
     g = run_case("medusa", 1, "indep", 1, (3, 4, 1), None, "target", n=60)
     assert g.provenance_counts().get("medusa", 0) > 0
     assert g.stats.calls["target"] < 60
@@ -190,6 +194,14 @@ def test_nodes_verified_per_target_call():
     s = generate(f, prompt, "sd", k=3, max_new_tokens=30).stats
     assert s.nodes["target"] == sum(len(e.tokens) for e in generate(f, prompt, "sd", k=3, max_new_tokens=30).events)
     assert generate(f, prompt, "ar", max_new_tokens=30).stats.nodes_per_target_call == 0
+
+
+def test_mag_continuations_rank_other_matches():
+    hay = np.array([5, 1, 7, 9, 1, 7, 8, 3, 7, 4, 1, 7])   # suffix "1 7": matched twice, "7" once more
+    assert continuations(hay) == [8, 9, 4]                  # longest match first, then the most recent
+    end, length = longest_suffix_match(hay)
+    assert continuations(hay)[0] == hay[end] and length == 2
+    assert continuations(np.array([3, 4])) == [] and continuations(np.array([3])) == []
 
 
 def test_a_rank_tree_cut_to_a_budget_keeps_parents_first():
