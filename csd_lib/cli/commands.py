@@ -13,7 +13,8 @@ import torch
 
 from .. import config
 from ..engine.cascade import encode_prompt, generate
-from ..engine.plan import METHODS, check_lenience, check_max_new_tokens, check_method_args, check_temperature
+from ..engine.plan import (METHODS, check_lenience, check_max_new_tokens, check_method_args, check_temperature,
+                           check_tree)
 from ..families.shadow import DEFAULT_PRESETS, build_shadows, describe
 from ..families.tasks import load_task
 from ..fileio import check_output_path, write_atomic
@@ -51,6 +52,7 @@ def cmd_generate(args) -> None:
     mag_lenience = None if args.mag_lenience is None else args.mag_lenience == "lenient"
     check_method_args(args.method, args.k, args.lenience, mag_lenience=mag_lenience)
     k = read_k(args.k)
+    tree = check_tree(args.tree, args.method) if args.tree is not None else None  # before anything loads
     prompts = [args.prompt] if args.prompt is not None else read_prompts(args.prompts_file)
     check_args_method(args, [args.method])  # before anything loads: e.g. 'staged' needs two drafters
     fam = load_from_args(args)
@@ -58,7 +60,8 @@ def cmd_generate(args) -> None:
         encode_prompt(fam, p)
     for p in prompts:
         g = generate(fam, p, args.method, k=k, lenience=args.lenience, temperature=args.temperature,
-                     seed=args.seed, max_new_tokens=args.max_new_tokens, mag_lenience=mag_lenience)
+                     seed=args.seed, max_new_tokens=args.max_new_tokens, mag_lenience=mag_lenience,
+                     tree=tree, branch_below=args.branch_below)
         if args.json:
             print(json.dumps(g.to_dict(events=args.events)), flush=True)
         else:

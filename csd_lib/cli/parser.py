@@ -7,10 +7,11 @@ import os
 import sys
 
 from .. import config
-from ..engine.plan import METHODS
+from ..engine.plan import ENGINE_METHODS
 from ..families.family import FAMILIES
 from ..families.tasks import SPLITS, TASKS
 from ..measure.records import ALL_METHODS as BENCH_METHODS
+from ..measure.records import DEFAULT_METHODS
 from .args import device_arg, finite_float, method_list, model_id, model_ids, positive_float, positive_int, seed_int
 from .commands import cmd_bench, cmd_costs, cmd_demo, cmd_generate, cmd_predict, cmd_shadow
 
@@ -71,7 +72,13 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
 
     g = command("generate", "generate with one method")
     add_model_args(g)
-    g.add_argument("--method", choices=METHODS, default="csd", help="decoding method")
+    g.add_argument("--method", choices=ENGINE_METHODS, default="csd", help="decoding method")
+    g.add_argument("--tree", default=None,
+                   help="tree methods: the tree budget, most nodes per depth as JSON, e.g. '[2,2,1]' "
+                        "(default: the method's)")
+    g.add_argument("--branch-below", type=finite_float, default=None,
+                   help="tree-sd, csd-tree: a drafter adds its second choice where its first has less "
+                        "probability than this")
     g.add_argument("--k", default=None,
                    help="K matrix as JSON, e.g. '[[5,14,10],[0,1,10],[0,0,10]]', or @FILE.json (default: the family's)")
     g.add_argument("--lenience", type=finite_float, default=None,
@@ -100,7 +107,7 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     b.add_argument("--task", choices=TASKS, default="synth-gsm8k", help="task to draw prompts from")
     b.add_argument("--split", choices=SPLITS, default="test", help="task split")
     b.add_argument("--n", type=positive_int, default=50, help="number of examples")
-    b.add_argument("--methods", type=method_list, default=",".join(BENCH_METHODS),
+    b.add_argument("--methods", type=method_list, default=",".join(DEFAULT_METHODS),
                    help=f"comma-separated, from {', '.join(BENCH_METHODS)}; ar always runs as the reference")
     b.add_argument("--k", default=None, help="K matrix for csd as JSON, or @FILE.json (default: the family's)")
     b.add_argument("--lenience", type=finite_float, default=None, help="lenience for csd (default: the family's)")

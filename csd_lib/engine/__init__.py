@@ -6,6 +6,8 @@ acceptance only through :func:`~csd_lib.engine.review.review` (paper notation); 
 (:mod:`~csd_lib.engine.mag`) is the free bottom drafter; :class:`~csd_lib.engine.models.LM` is the one
 model adapter (KV cache rolled back through the cache API); a generation returns a
 :class:`~csd_lib.engine.generation.Generation` whose :class:`~csd_lib.engine.stats.Stats` count calls
-and define SWI; :mod:`~csd_lib.engine.lenience` says which reviews of a plan are lenient. Nothing here
+and define SWI; :mod:`~csd_lib.engine.lenience` says which reviews of a plan are lenient. The tree methods
+(:mod:`~csd_lib.engine.tree_methods`) have the target review a token tree in one call
+(:mod:`~csd_lib.engine.tree`: the tree mask and the one tree review). Nothing here
 loads a checkpoint, reads a file or times a benchmark.
 """

@@ -64,7 +64,8 @@ def build_tree_top(target: LM, plan: Plan, drafters: list, medusa=None) -> TreeT
     if plan.method == "tree-sd":
         return TreeSD(target, [Level(drafters[0], [], [])], plan.tree, plan.branch_below)
     chain = build_cascade(target, drafters, [list(r) for r in plan.k], plan.lenience, plan.mag_lenience)
-    return CSDTree(target, chain.subs, plan.tree, plan.branch_below, chain.budgets)
+    mag = next((d for d in drafters if isinstance(d, MaG)), None)
+    return CSDTree(target, chain.subs, plan.tree, plan.branch_below, chain.budgets, mag)
 
 
 def encode_prompt(family, prompt) -> list[int]:
@@ -142,7 +143,8 @@ def run_plan(family, plan: Plan, ids: list[int]) -> Generation:
     assert len(out) <= max_new_tokens and (eos not in out[:-1])
     stats = Stats(len(out), wall, {lm.name: lm.meter.calls for lm in lms},
                   {lm.name: lm.meter.time for lm in lms}, {lm.name: lm.n_params for lm in lms},
-                  ctx.acceptance, target=target.name, previous_work_costs=dict(family.previous_work.costs))
+                  ctx.acceptance, target=target.name, previous_work_costs=dict(family.previous_work.costs),
+                  nodes={lm.name: lm.meter.nodes for lm in lms})
     if "mag" in plan.drafters:
         stats.calls["mag"] = ctx.mag_calls
         stats.params["mag"] = 0

@@ -52,6 +52,27 @@ def longest_suffix_match(hay: np.ndarray, rule: str = "recent", max_len: int = 6
     return end, length
 
 
+def continuations(hay: np.ndarray, max_len: int = 64) -> list[int]:
+    """The distinct tokens that followed earlier matches of a suffix of ``hay``: longest match first,
+    then the most recent (so the first is what ``longest_suffix_match``'s recent rule copies)."""
+    n = len(hay)
+    ends = np.flatnonzero(hay[:-1] == hay[-1]) + 1 if n >= 2 else np.zeros(0, dtype=np.int64)  # match ends
+    lengths = np.ones(len(ends), dtype=np.int64)
+    live = np.ones(len(ends), dtype=bool)
+    for length in range(1, min(max_len, n - 1)):
+        starts = ends - length - 1  # the token before each live match
+        live &= starts >= 0
+        live[live] = hay[starts[live]] == hay[n - length - 1]
+        if not live.any():
+            break
+        lengths += live
+    out: list[int] = []
+    for i in np.lexsort((-ends, -lengths)):  # by length, then recency, both descending
+        if int(hay[ends[i]]) not in out:
+            out.append(int(hay[ends[i]]))
+    return out
+
+
 def slow_longest_suffix_match(hay: list[int], rule: str = "recent", max_len: int = 64) -> tuple[int, int]:
     """Reference implementation of :func:`longest_suffix_match` (quadratic, for tests)."""
     n = len(hay)

@@ -36,12 +36,12 @@ class Meter:
     calls: int = 0
     time: float = 0.0
     tokens_fed: int = 0
-    tree_nodes: int = 0  # tree nodes scored (tree calls only)
+    nodes: int = 0  # drafted tokens scored: a chain's m per call, a tree's nodes
     clock: Callable[[], float] = CLOCKS["wall"]  # a setting: reset() keeps it
 
     def reset(self) -> None:
         """Zero the counts: a new generation starts."""
-        self.calls, self.time, self.tokens_fed, self.tree_nodes = 0, 0.0, 0, 0
+        self.calls, self.time, self.tokens_fed, self.nodes = 0, 0.0, 0, 0
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
@@ -147,6 +147,7 @@ class LM:
         self.meter.time += self.meter.clock() - t0
         self.meter.calls += 1
         self.meter.tokens_fed += len(new)
+        self.meter.nodes += m
         self._cached, self._tree = list(seq), []
         return logits
 
@@ -177,22 +178,23 @@ class LM:
             lambda mod, args: caps.append(args[0])) if hidden else None
         t0 = self.meter.clock()
         try:
+            keep_rows = {"logits_to_keep": len(tokens) + 1} if self._keeps_logits else {}
             with torch.inference_mode():
                 out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, cache=self._cache,
-                                 use_cache=True, logits_to_keep=len(tokens) + 1)
+                                 use_cache=True, **keep_rows)
         finally:
             if hook is not None:
                 hook.remove()
-        logits = out.logits[0].float()  # (N + 1, V)
+        logits = out.logits[0, -(len(tokens) + 1):].float()  # (N + 1, V)
         if logits.device.type == "cuda":
             torch.cuda.synchronize(logits.device)
         self.meter.time += self.meter.clock() - t0
         self.meter.calls += 1
         self.meter.tokens_fed += ids.shape[1]
-        self.meter.tree_nodes += len(tokens)
+        self.meter.nodes += len(tokens)
         self._cached = list(seq) + [None] * len(tokens)  # node entries match no sequence until keep_path
         self._tree = list(tokens)
-        return (logits, caps[-1][0]) if hidden else logits  # hidden: (N + 1, D)
+        return (logits, caps[-1][0, -(len(tokens) + 1):]) if hidden else logits  # hidden: (N + 1, D)
 
     def keep_path(self, path: list[int]) -> None:
         """Keep only the cache entries of the accepted root path (node indices, root first) of the last tree.

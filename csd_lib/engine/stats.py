@@ -62,6 +62,12 @@ class Stats:
     acceptance: dict[str, PairStats]   # key "reviewer<-proposer"
     target: str = "target"
     previous_work_costs: dict[str, float] = field(default_factory=dict)  # role -> cost, see PREVIOUS_WORK
+    nodes: dict[str, int] = field(default_factory=dict)  # model -> drafted tokens it scored (chains) or tree nodes
+
+    @property
+    def nodes_per_target_call(self) -> float:
+        """Drafted tokens (a chain) or tree nodes the target verified per call."""
+        return self.nodes.get(self.target, 0) / max(1, self.calls.get(self.target, 0))
 
     @property
     def tokens_per_target_call(self) -> float:
@@ -95,7 +101,7 @@ class Stats:
     def to_dict(self) -> dict:
         d = asdict(self)
         d["acceptance"] = {k: asdict(v) for k, v in self.acceptance.items()}
-        d.update(tokens_per_target_call=self.tokens_per_target_call,
+        d.update(tokens_per_target_call=self.tokens_per_target_call, nodes_per_target_call=self.nodes_per_target_call,
                  outside_forward_time=self.outside_forward_time, outside_share=self.outside_share,
                  swi_model_size=self.swi_model_size, swi_previous_work=self.swi_previous_work)
         return d

@@ -6,9 +6,9 @@
 - ``medusa``: the target's own Medusa heads propose a rank tree (Medusa's standard tree, cut to
   the tree budget) under the target's next token; the target's tree call also gives the hidden
   state the heads read for the next round.
-- ``csd-tree``: the cascade (drafters + MaG) drafts the main chain as ``csd`` does; where the
-  largest drafter's choice at a chain token had probability below ``branch_below``, its second
-  choice hangs beside it as a branch.
+- ``csd-tree``: the cascade (drafters + MaG) drafts the main chain as ``csd`` does; beside a chain
+  token hang the drafter's second choice (where its choice had probability below ``branch_below``)
+  and the tokens that followed MaG's other matches of the suffix there.
 
 Every node is kept within the tree budget (most nodes per depth). Which nodes a tree holds
 depends only on the nodes above them and on earlier siblings, never on a node's own token
@@ -18,13 +18,15 @@ sampling; second choices and Medusa's candidates are deterministic given what pr
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from .generation import TARGET_BONUS, TARGET_CORRECTION, Event
 from .levels import Block, Ctx, Level
+from .mag import MATCH, MaG, continuations
 from .review import probs
 from .stats import PairStats
-from .tree import check_parents, review_tree, review_tree_greedy, tree_candidates
+from .tree import children, review_tree, review_tree_greedy, tree_candidates
 
 
 class TreeTop(Level):
@@ -44,19 +46,22 @@ class TreeTop(Level):
         self.lm.keep_path(r.path)
         return (r, out[1]) if hidden else (r, None)
 
-    def _emit(self, ctx: Ctx, prefix, tokens, parents, prov, branch, r) -> Block:
-        """Log the review and hand up the accepted path plus the target's token (none after an EOS)."""
+    def _emit(self, ctx: Ctx, prefix, tokens, parents, prov, who, branch, r) -> Block:
+        """Log the review and hand up the accepted path plus the target's token (none after an EOS).
+
+        ``prov`` says who drafted each node (as in a chain), ``who`` the level below the target it came
+        through (the acceptance key), ``branch`` its choice rank."""
         path = r.path
         out = [tokens[i] for i in path]
         own: list[str] = []
         if not (out and out[-1] == ctx.eos):
             out.append(r.next_token)
             own = [TARGET_BONUS if r.bonus else TARGET_CORRECTION]
-        depth = check_parents(parents)
-        who = [p.split(":")[0] if p.startswith("mag") else p for p in prov]
-        for d in range(min(len(path) + 1, max(depth, default=0))):
-            key = f"{self.name}<-{who[path[d]] if d < len(path) else who[0]}"
-            ctx.acceptance.setdefault(key, PairStats()).add(d, d < len(path))
+        for d, i in enumerate(path):  # per depth: accepted, then the first rejected depth (if it had children)
+            ctx.acceptance.setdefault(f"{self.name}<-{who[i]}", PairStats()).add(d, True)
+        rejected = children(parents)[path[-1] if path else -1]
+        if rejected:  # (an accepted EOS node has none: nothing is drafted after EOS)
+            ctx.acceptance.setdefault(f"{self.name}<-{who[rejected[0]]}", PairStats()).add(len(path), False)
         ctx.events.append(Event(len(ctx.events), 0, self.name, len(prefix), list(tokens), list(prov), who,
                                 r.accept_prob, len(path), r.next_token, r.bonus, 1.0,
                                 parents=list(parents), path=list(path), branch=list(branch)))
@@ -66,29 +71,45 @@ class TreeTop(Level):
 
 class CSDTree(TreeTop):
     """``csd-tree``: the cascade below the target (``subs``, ``budgets`` = K's first row) drafts the main
-    chain; a drafter's second choice (:attr:`Block.alts`) hangs beside a chain token as a leaf, at the
-    depths the budget allows (depths past it keep the chain only)."""
+    chain; beside a chain token hang, as leaves and within the budget at that depth (depths past the
+    budget keep the chain only), the drafter's second choice (:attr:`Block.alts`), then the tokens that
+    followed MaG's other matches of the suffix there (:func:`csd_lib.engine.mag.continuations`)."""
+
+    def __init__(self, lm, subs, budget, branch_below: float = 1.0, budgets=(), mag: MaG | None = None):
+        super().__init__(lm, subs, budget, branch_below, budgets)
+        self.mag = mag
 
     def propose(self, ctx: Ctx, prefix: list[int], cap: int, depth: int = 0) -> Block:
         chain, blocks, prov, who, _ = self._draft(ctx, prefix, cap - 1, depth)
         alts = [a for b in blocks for a in (b.alts or [None] * len(b.tokens))]
-        tokens, parents, nprov, branch = list(chain), list(range(-1, len(chain) - 1)), list(prov), [0] * len(chain)
+        tokens, parents, branch = list(chain), list(range(-1, len(chain) - 1)), [0] * len(chain)
+        nprov, nwho = list(prov), list(who)
         src = list(range(len(chain)))  # the chain token whose row of q each node reuses
-        for d, alt in enumerate(alts[:len(self.budget)]):
-            if alt is not None and self.budget[d] >= 2 and alt != chain[d]:
-                tokens.append(alt)
+        for d in range(min(len(chain), len(self.budget))):
+            beside = [(alts[d], who[d], who[d])] if alts[d] is not None else []
+            if self.mag is not None and self.budget[d] > 1 + len(beside):
+                ctx.mag_calls += 1
+                hay = np.asarray(ctx.prompt + prefix + chain[:d], dtype=np.int64)
+                beside += [(t, MATCH, "mag") for t in continuations(hay, self.mag.max_match)]
+            seen = {chain[d]}
+            for t, p, w in beside:
+                if t in seen or len(seen) >= self.budget[d]:
+                    continue
+                seen.add(t)
+                tokens.append(t)
                 parents.append(d - 1)
-                nprov.append(who[d])
-                branch.append(1)
+                nprov.append(p)
+                nwho.append(w)
+                branch.append(len(seen) - 1)
                 src.append(-1)
         order = sorted(range(len(tokens)), key=lambda i: (_depth_of(parents, i), branch[i]))  # parents first
-        tokens, parents, nprov, branch, src = _reorder(order, tokens, parents, nprov, branch, src)
+        tokens, parents, nprov, nwho, branch, src = _reorder(order, tokens, parents, nprov, nwho, branch, src)
         q = None
         if not ctx.greedy and tokens:
             rows = [None if b.q is None else b.q[i] for b in blocks for i in range(len(b.tokens))]
             q = _node_q(rows, tokens, src, self.lm.vocab_size)
         r, _ = self._review(ctx, self.base + prefix, tokens, parents, q)
-        return self._emit(ctx, prefix, tokens, parents, nprov, branch, r)
+        return self._emit(ctx, prefix, tokens, parents, nprov, nwho, branch, r)
 
 
 def _depth_of(parents: list[int], i: int) -> int:
@@ -98,11 +119,11 @@ def _depth_of(parents: list[int], i: int) -> int:
     return d
 
 
-def _reorder(order: list[int], tokens, parents, prov, branch, src):
-    """The nodes in ``order`` (a parent before its children), parents renumbered."""
+def _reorder(order: list[int], tokens, parents, *per_node):
+    """The nodes in ``order`` (a parent before its children), parents renumbered, and each per-node list."""
     new = {old: i for i, old in enumerate(order)}
     return ([tokens[i] for i in order], [-1 if parents[i] < 0 else new[parents[i]] for i in order],
-            [prov[i] for i in order], [branch[i] for i in order], [src[i] for i in order])
+            *([col[i] for i in order] for col in per_node))
 
 
 def _node_q(chain_q: list, tokens: list[int], src: list[int], vocab: int) -> torch.Tensor:
@@ -128,7 +149,7 @@ class TreeSD(TreeTop):
         """Grow a tree of depth < ``cap``, review it in one target call, return the path + one token."""
         tokens, parents, q, prov, branch = self.grow(ctx, prefix, cap - 1)
         r, _ = self._review(ctx, self.base + prefix, tokens, parents, q)
-        return self._emit(ctx, prefix, tokens, parents, prov, branch, r)
+        return self._emit(ctx, prefix, tokens, parents, prov, prov, branch, r)
 
     def grow(self, ctx: Ctx, prefix, depth_cap):
         """(tokens, parents, q (N, V) or None, provenance, branch) of the drafter's tree, at most ``depth_cap`` deep."""
@@ -207,7 +228,7 @@ class MedusaTop(TreeTop):
             head_logits = self.heads(hidden[row:row + 1].to(device=w.device, dtype=w.dtype))[:, 0].float()  # (H, V)
         n_out = len(r.path) + (0 if r.path and tokens[r.path[-1]] == ctx.eos else 1)
         self._at = (len(prefix) + n_out, head_logits)
-        return self._emit(ctx, prefix, tokens, parents, ["medusa"] * len(tokens), branch, r)
+        return self._emit(ctx, prefix, tokens, parents, ["medusa"] * len(tokens), ["medusa"] * len(tokens), branch, r)
 
 
 def _rank_nodes(paths, cands) -> tuple[list[int], list[int], list[int]]:

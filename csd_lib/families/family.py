@@ -16,8 +16,10 @@ from huggingface_hub import constants as hub_constants
 from .. import config
 from ..engine.mag import MaG, build_bigram, load_bigram
 from ..engine.models import LM, check_vocab
-from ..engine.plan import METHODS, check_lenience, validate_k
+from ..engine.plan import check_lenience, validate_k
+from ..engine.plan import check_method as check_plan_method
 from ..engine.prompts import GSM8K_PROMPT, format_prompt, prompt_ids
+from .medusa import load_medusa
 from .hub import checkpoint_config, checkpoint_ref, hub_reachable, load_lm, missing_ids, model_arch
 from .paper_costs import CostTable, previous_work_costs
 from .placement import place_family
@@ -218,11 +220,10 @@ def check_method(name: str | None, method: str, *, target: str | None = None, dr
     Checked from the preset (or the ids given) alone, before anything loads: ``sd`` needs a
     neural drafter, ``staged`` two.
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    check_plan_method(method)
     name, target, ds = _resolve(name, target, drafters)
     n = len(ds) if target is not None else len((TINY_PRESETS.get(name) or REAL_PRESETS[name])["k"]) - 1
-    need = {"sd": 1, "staged": 2}.get(method, 0)
+    need = {"sd": 1, "tree-sd": 1, "staged": 2}.get(method, 0)
     if n < need:
         instead = "'sd' or 'csd'" if n else "'mag' or 'csd' (MaG drafts)"
         raise ValueError(f"method {method!r} needs {'a neural drafter' if need == 1 else 'two neural drafters'}; "
@@ -262,8 +263,10 @@ def _load_tiny(name: str, device, dtype) -> Family:
     target = load_lm("target", path(spec["target"]), policy=pol)
     drafters = [load_lm(r, path(m), policy=pol) for r, m in zip(roles(len(spec["drafters"])), spec["drafters"])]
     mag = MaG(load_bigram(config.MODELS_DIR / f"{name}-bigram.npy"))
+    heads = config.MODELS_DIR / f"{name}-medusa"  # shipped for decoder-only targets only
+    medusa = load_medusa(heads, device=target.device, target=target) if (heads / "config.json").is_file() else None
     return Family(name, tok, target, drafters, mag, preset["k"], preset["lenience"], preset["sd_k"],
-                  preset["staged_k"] or STAGED_K, task="synth-gsm8k", policy=pol)
+                  preset["staged_k"] or STAGED_K, task="synth-gsm8k", policy=pol, medusa=medusa)
 
 
 def _offline(name: str, ids: list[str], missing: list[str], advice: str) -> bool:

@@ -107,16 +107,16 @@ def run_one(family, prompt: str, method: str, max_new_tokens: int, k=None, lenie
 
 
 def _method_args(method: str, k, lenience, sd_k, mag_lenience=None) -> dict:
-    """The k, lenience and mag_lenience that ``method`` gets from a bench's settings: csd takes K, lenience
-    and mag_lenience, sd its draft length."""
-    csd = method == "csd"
-    return {"k": k if csd else sd_k if method == "sd" else None, "lenience": lenience if csd else None,
+    """The k, lenience and mag_lenience that ``method`` gets from a bench's settings: csd (and csd-tree) take
+    K, lenience and mag_lenience, sd (and tree-sd, as its depth) its draft length."""
+    csd = method in ("csd", "csd-tree")  # csd-tree's main chain is csd's; tree-sd branches SD's draft
+    return {"k": k if csd else sd_k if method in ("sd", "tree-sd") else None, "lenience": lenience if csd else None,
             "mag_lenience": mag_lenience if csd else None}
 
 
 def _settings(plan: Plan) -> dict:
     return {"k": [list(row) for row in plan.k], "lenience": plan.lenience, "mag_lenience": plan.mag_lenience,
-            "drafters": list(plan.drafters)}
+            "drafters": list(plan.drafters), **({"tree": list(plan.tree)} if plan.tree else {})}
 
 
 def task_k(family, examples, k=None, sd_k=None) -> tuple:

@@ -12,13 +12,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from ..engine.generation import inter_token_latencies, time_to_first_token
-from ..engine.plan import ENGINE_METHODS, Plan
+from ..engine.plan import ENGINE_METHODS, METHODS, Plan
 
 log = logging.getLogger(__name__)
 
 
 HF_METHODS = ("hf-assisted", "hf-pld")   # transformers' own baselines on the same models
 ALL_METHODS = ENGINE_METHODS + HF_METHODS
+DEFAULT_METHODS = METHODS + HF_METHODS    # a bench's default: the tree methods run when asked for
 
 
 @dataclass

@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from csd_lib import config
+from csd_lib.families.medusa import MedusaHeads, hf_model, load_medusa, medusa_logits  # noqa: F401
 from csd_lib.engine.tree import tree_candidates  # noqa: F401  (its home is the engine)
 from csd_lib.families import tasks
 
@@ -59,56 +60,6 @@ HISTORY = {
 
 
 # --------------------------------------------------------------------------- the heads
-class MedusaHeads(nn.Module):
-    """H Medusa-1 heads: a zero-initialised residual SiLU block and an LM head each."""
-
-    def __init__(self, hidden_size: int, vocab_size: int, n_heads: int = 4):
-        super().__init__()
-        if n_heads < 1:
-            raise ValueError(f"n_heads must be >= 1, got {n_heads}")
-        self.hidden_size, self.vocab_size, self.n_heads = hidden_size, vocab_size, n_heads
-        self.blocks = nn.ModuleList(nn.Linear(hidden_size, hidden_size) for _ in range(n_heads))
-        self.lm_heads = nn.ModuleList(nn.Linear(hidden_size, vocab_size, bias=False) for _ in range(n_heads))
-        for b in self.blocks:
-            nn.init.zeros_(b.weight)
-            nn.init.zeros_(b.bias)
-        self.trees: dict[int, list[tuple[int, ...]]] = {}  # default candidate trees, by size
-
-    @classmethod
-    def from_target(cls, target, n_heads: int = 4) -> "MedusaHeads":
-        """Fresh heads whose LM heads are copies of ``target``'s output embedding."""
-        model = _hf_model(target)
-        emb = model.get_output_embeddings().weight                     # (V, D)
-        heads = cls(emb.shape[1], emb.shape[0], n_heads).to(device=emb.device, dtype=torch.float32)
-        with torch.no_grad():
-            for lm in heads.lm_heads:
-                lm.weight.copy_(emb.float())
-        return heads
-
-    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        """(..., D) hidden states -> (H, ..., V) logits."""
-        return torch.stack([lm(hidden + F.silu(blk(hidden))) for blk, lm in zip(self.blocks, self.lm_heads)])
-
-
-def medusa_logits(heads: MedusaHeads, hidden: torch.Tensor) -> torch.Tensor:
-    """Logits of every head for ``hidden`` (rows, D): shape (H, rows, V), float32.
-
-    Row ``r`` of head ``i`` is the distribution of the token ``2 + i`` positions after the
-    position of hidden row ``r`` (the target's own logits at that row predict the next one).
-    """
-    if hidden.dim() != 2 or hidden.shape[-1] != heads.hidden_size:
-        raise ValueError(f"hidden must have shape (rows, {heads.hidden_size}), got {tuple(hidden.shape)}; "
-                         f"pass the target's final hidden states (the input of its output layer)")
-    p = next(heads.parameters())
-    with torch.inference_mode():
-        return heads(hidden.to(device=p.device, dtype=p.dtype)).float()   # (H, rows, V)
-
-
-def _hf_model(target) -> nn.Module:
-    """The HF model of ``target`` (an HF model, or a ``csd_lib.engine.models.LM`` wrapping one)."""
-    return target if isinstance(target, nn.Module) else target.model
-
-
 @contextlib.contextmanager
 def capture_hidden(model):
     """Record the input of ``model``'s output layer at every forward: a list of (B, T, D).
@@ -117,7 +68,7 @@ def capture_hidden(model):
     whose logits the forward returns (``logits_to_keep`` rows, or all).
     """
     caps: list[torch.Tensor] = []
-    handle = _hf_model(model).get_output_embeddings().register_forward_pre_hook(
+    handle = hf_model(model).get_output_embeddings().register_forward_pre_hook(
         lambda mod, args: caps.append(args[0].detach()))
     try:
         yield caps
@@ -154,44 +105,6 @@ def save_medusa(heads: MedusaHeads, folder, meta: dict, trees: dict | None = Non
     _write_atomic(folder / "config.json", lambda p: p.write_text(text))  # one line per key
     _write_atomic(folder / "train_meta.json", lambda p: p.write_text(json.dumps(meta, indent=1) + "\n"))
     return folder
-
-
-def load_medusa(folder, device=None, dtype: torch.dtype = torch.float32, target=None) -> MedusaHeads:
-    """Heads saved by ``save_medusa``, in ``dtype`` (fp32 by default) on ``device``.
-
-    ``target`` (an HF model or an ``LM``) is checked against the heads' hidden size and
-    vocabulary. A missing folder or file, or a mismatch, is a ValueError.
-    """
-    from safetensors.torch import load_file
-    folder = Path(folder)
-    cfg_path, w_path = folder / "config.json", folder / "model.safetensors"
-    if not cfg_path.is_file() or not w_path.is_file():
-        raise ValueError(f"no Medusa heads in {folder} (config.json and model.safetensors are needed); "
-                         f"train them with `python -m csd_lib.zoo medusa --family tiny-llama`")
-    cfg = json.loads(cfg_path.read_text())
-    missing = [k for k in ("heads", "hidden", "vocab") if k not in cfg]
-    if cfg.get("model_type") != "medusa-1" or missing:
-        raise ValueError(f"{cfg_path} is not a Medusa-1 config (model_type {cfg.get('model_type')!r}, "
-                         f"missing {missing}); point load_medusa at a folder written by save_medusa")
-    if target is not None:
-        model = _hf_model(target)
-        t_hidden = model.config.hidden_size
-        t_vocab = model.get_output_embeddings().weight.shape[0]
-        if (t_hidden, t_vocab) != (cfg["hidden"], cfg["vocab"]):
-            raise ValueError(f"the Medusa heads in {folder} were trained for hidden size {cfg['hidden']} and "
-                             f"vocabulary {cfg['vocab']}, but the target has hidden size {t_hidden} and "
-                             f"vocabulary {t_vocab}; load the heads of this target's family")
-    heads = MedusaHeads(cfg["hidden"], cfg["vocab"], cfg["heads"])
-    state = load_file(str(w_path))
-    want = {k: tuple(v.shape) for k, v in heads.state_dict().items()}
-    got = {k: tuple(v.shape) for k, v in state.items()}
-    if want != got:
-        bad = sorted(set(want.items()) ^ set(got.items()))[:3]
-        raise ValueError(f"the weights in {w_path} do not match its config.json ({cfg['heads']} heads, hidden "
-                         f"{cfg['hidden']}, vocab {cfg['vocab']}); e.g. {bad}; save the heads again")
-    heads.load_state_dict({k: v.to(dtype) for k, v in state.items()})
-    heads.trees = {int(k): [tuple(p) for p in v] for k, v in cfg.get("trees", {}).items()}
-    return heads.to(device=config.pick_device(device), dtype=dtype).eval()
 
 
 # --------------------------------------------------------------------------- candidate trees
@@ -388,7 +301,7 @@ def train_medusa(target, tokenizer, work_dir, *, n_heads: int = 4, steps: int = 
     continues a finished run (the schedule stretches).
     """
     from tqdm.auto import tqdm
-    model = _hf_model(target).eval()
+    model = hf_model(target).eval()
     for p in model.parameters():
         p.requires_grad_(False)
     work_dir = Path(work_dir)
@@ -443,7 +356,7 @@ def evaluate_heads(heads: MedusaHeads, target, tokenizer, prompts: list[str], ma
     own LM head, teacher-forced on its greedy output); ``rows`` per head.
     """
     from csd_lib.measure.curves import greedy_continuations
-    model = _hf_model(target).eval()
+    model = hf_model(target).eval()
     dev = next(model.parameters()).device
     H = heads.n_heads
     hits = torch.zeros(H, max_rank, dtype=torch.long)

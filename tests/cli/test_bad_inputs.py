@@ -282,7 +282,7 @@ def test_bad_input(case, tmp_path, capsys):
 
 
 def test_help_lists_choices_and_defaults(capsys):
-    for cmd, words in (("generate", ["{ar,sd,mag,staged,csd}", "tiny-t5,tiny-llama", "(default: csd)", "fp16"]),
+    for cmd, words in (("generate", ["{ar,sd,mag,staged,csd,tree-sd,medusa,csd-tree}", "tiny-t5,tiny-llama", "(default: csd)", "fp16"]),
                        ("bench", ["synth-gsm8k,synth-mmlu", "hf-assisted", "(default: 128)"])):
         with pytest.raises(SystemExit) as e:
             main([cmd, "--help"])

@@ -108,3 +108,21 @@ def test_bench_writes_records_summary_and_table(tmp_path, capsys):
 def test_predict_refuses_bad_combinations(argv, message, no_loading):
     with pytest.raises(ValueError, match=message):
         cmd_predict(args("predict", *argv))
+
+
+def test_generate_a_tree_method(capsys):
+    """--method csd-tree with --tree on tiny-llama: the API's generation, equal to AR; a bad budget fails first."""
+    prompt = "Question: Ann has 3 pens. She buys 2 more. How many pens?"
+    cmd_generate(args("generate", "--family", "tiny-llama", "--method", "csd-tree", "--tree", "[2,2]",
+                      "--branch-below", "0.9", "--max-new-tokens", "24", "--prompt", prompt, "--json"))
+    out = json.loads(capsys.readouterr().out)
+    ar = generate(load_family("tiny-llama"), prompt, "ar", max_new_tokens=24)
+    assert out["token_ids"] == ar.token_ids and out["plan"]["tree"] == [2, 2] and out["plan"]["branch_below"] == 0.9
+    assert out["stats"]["nodes_per_target_call"] > 0
+
+
+def test_generate_refuses_a_bad_tree_before_loading(no_loading):
+    with pytest.raises(ValueError, match="tree budget"):
+        cmd_generate(args("generate", "--family", "tiny-llama", "--method", "tree-sd", "--tree", "[0]", "--prompt", "w"))
+    with pytest.raises(ValueError, match="tree methods"):
+        cmd_generate(args("generate", "--family", "tiny-llama", "--method", "sd", "--tree", "[2]", "--prompt", "w"))

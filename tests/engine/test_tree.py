@@ -75,7 +75,7 @@ def test_one_call_scores_every_node_and_keeps_the_accepted_path():
     lm = LM("t", f.target.model)
     base = lm.start(prompt)
     rows = lm.tree_logits(base, TOKENS, PARENTS)                      # (6, V), one call
-    assert lm.meter.calls == 1 and lm.meter.tree_nodes == 5 and rows.shape == (6, 24)
+    assert lm.meter.calls == 1 and lm.meter.nodes == 5 and rows.shape == (6, 24)
     for i in range(-1, 5):
         ref = LM("r", f.target.model)
         ref.start(prompt)

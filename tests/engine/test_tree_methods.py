@@ -12,7 +12,10 @@ import pytest
 import torch
 
 from csd_lib import generate, random_family
+from csd_lib.engine.levels import Level
+from csd_lib.engine.mag import continuations, longest_suffix_match
 from csd_lib.engine.models import LM
+from csd_lib.engine.tree_methods import MedusaTop, TreeSD, _cut
 from csd_lib.zoo.medusa import MedusaHeads, standard_tree
 
 V = 48
@@ -118,7 +121,10 @@ def test_branches_and_medusa_nodes_are_accepted():
         for method, k in (("tree-sd", None), ("csd-tree", [[3, 1, 4], [0, 2, 4], [0, 0, 4]])):
             g = run_case(method, 1 if k is None else 2, "near", pi, (3, 3, 3), 1.0, k, n=60)
             seen[method] = seen.get(method, 0) + sum(b > 0 for b in g.branch)
-    assert seen["tree-sd"] > 0 and seen["csd-tree"] > 0, seen
+            if method == "csd-tree":
+                seen["mag"] = seen.get("mag", 0) + sum(b > 0 and p == "mag-match" for b, p in zip(g.branch,
+                                                                                                 g.provenance))
+    assert seen["tree-sd"] > 0 and seen["csd-tree"] > 0 and seen["mag"] > 0, seen
     g = run_case("medusa", 1, "indep", 1, (3, 4, 1), None, "target", n=60)
     assert g.provenance_counts().get("medusa", 0) > 0
     assert g.stats.calls["target"] < 60
@@ -171,3 +177,39 @@ def test_tree_methods_refuse_t5_and_a_family_without_heads():
     bare = random_family("llama", vocab_size=V, n_drafters=1, seed=0)
     with pytest.raises(ValueError, match="no Medusa heads"):
         generate(bare, [5, 6, 7], "medusa", max_new_tokens=4)
+
+
+def test_nodes_verified_per_target_call():
+    """Stats count what the target verified: a chain's drafted tokens, a tree's nodes (every call)."""
+    f = family(1, "near")
+    prompt = prompts(2)[0]
+    g = generate(f, prompt, "tree-sd", tree=[2, 2, 2], branch_below=1.0, max_new_tokens=30)
+    trees = [e for e in g.events if e.depth == 0]
+    assert g.stats.nodes["target"] == sum(len(e.tokens) for e in trees)
+    assert g.stats.nodes_per_target_call == g.stats.nodes["target"] / g.stats.calls["target"]
+    assert g.stats.to_dict()["nodes_per_target_call"] > 2   # two nodes per depth where the drafter is unsure
+    st = g.stats.acceptance["target<-small"]           # per depth: the accepted path, then the rejected depth
+    assert sum(st.accepted) == sum(p == "small" for p in g.provenance)
+    assert st.reached[0] == sum(1 for e in trees if e.tokens) and all(a <= r for a, r in zip(st.accepted, st.reached))
+    s = generate(f, prompt, "sd", k=3, max_new_tokens=30).stats
+    assert s.nodes["target"] == sum(len(e.tokens) for e in generate(f, prompt, "sd", k=3, max_new_tokens=30).events)
+    assert generate(f, prompt, "ar", max_new_tokens=30).stats.nodes_per_target_call == 0
+
+
+def test_mag_continuations_rank_other_matches():
+    hay = np.array([5, 1, 7, 9, 1, 7, 8, 3, 7, 4, 1, 7])   # suffix "1 7": matched twice, "7" once more
+    assert continuations(hay) == [8, 9, 4]                  # longest match first, then the most recent
+    end, length = longest_suffix_match(hay)
+    assert continuations(hay)[0] == hay[end] and length == 2
+    assert continuations(np.array([3, 4])) == [] and continuations(np.array([3])) == []
+
+
+def test_a_rank_tree_cut_to_a_budget_keeps_parents_first():
+    paths = [(0,), (0, 0), (1,), (0, 1), (0, 0, 0), (1, 0), (2,), (0, 0, 1)]
+    assert _cut(paths, (2, 1, 2)) == [(0,), (0, 0), (1,), (0, 0, 0), (0, 0, 1)]
+    assert _cut(paths, (1,)) == [(0,)]
+    f = family(1, "near")
+    top = MedusaTop(f.target, f.medusa, (2, 2))
+    assert top.paths == _cut(f.medusa.trees[14], (2, 2)) and all(len(p) <= 2 for p in top.paths)
+    sd = TreeSD(f.target, [Level(f.drafters[0], [], [])], (2, 2), 0.5)
+    assert sd.top and sd.lenience == 1.0 and sd.budget == (2, 2)

@@ -79,7 +79,7 @@ def test_preset_end_to_end_on_shadows(preset, hub, cache, offline, tmp_path):
     assert all(m.dtype == torch.float32 and m.vocab_size == VOCAB[preset] for m in fam.models)
     assert fam.target.model.config.to_dict().get("d_model", fam.target.model.config.to_dict().get("hidden_size")) \
         == WIDTH[preset]
-    methods = ["ar", "sd", "mag", "csd"] + (["staged"] if fam.target.is_encoder_decoder else [])
+    methods = ["ar", "sd", "mag", "csd"] + (["staged"] if fam.target.is_encoder_decoder else ["tree-sd", "csd-tree"])
     outs = {m: generate(fam, PROMPT, m, max_new_tokens=8) for m in methods}
     ar = outs["ar"].token_ids
     took = outs["ar"].stats.wall_time  # the CPU warning's estimate (a probe at load) against AR's measured time
