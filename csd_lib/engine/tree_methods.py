@@ -220,7 +220,8 @@ class MedusaTop(TreeTop):
         tokens, parents, branch = [], [], []
         if self._at is not None and self._at[0] == len(prefix):
             paths = [p for p in self.paths if len(p) <= cap - 1]  # prefix-closed: a parent is never deeper
-            tokens, parents, branch = _rank_nodes(paths, tree_candidates(self._at[1], paths))
+            kept = [(p, c) for p, c in zip(paths, tree_candidates(self._at[1], paths)) if ctx.eos not in c[:-1]]
+            tokens, parents, branch = _rank_nodes([p for p, _ in kept], [c for _, c in kept])  # nothing under EOS
         r, hidden = self._review(ctx, self.base + prefix, tokens, parents, None, hidden=True)
         row = r.path[-1] + 1 if r.path else 0
         w = next(self.heads.parameters())

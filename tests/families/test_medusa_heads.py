@@ -29,6 +29,15 @@ def test_medusa_on_tiny_llama_equals_ar_in_fewer_target_calls(fam):
     assert g.plan.tree == medusa_budget(fam.medusa.trees[16])
 
 
+def test_nothing_is_drafted_under_an_eos_candidate(fam):
+    """A synth-gsm8k prompt where a Medusa candidate path holds EOS before its end: the output stops at EOS."""
+    from csd_lib.families.tasks import load_task
+    prompt = load_task("synth-gsm8k", "test", 5)[4].prompt
+    g = generate(fam, prompt, "medusa", max_new_tokens=128)
+    assert g.token_ids == generate(fam, prompt, "ar", max_new_tokens=128).token_ids
+    assert any(fam.target.eos_token_id in e.tokens for e in g.events)
+
+
 def test_heads_of_another_target_are_refused(tmp_path, fam):
     from csd_lib.zoo.medusa import save_medusa
     save_medusa(MedusaHeads(8, fam.target.vocab_size, 2), tmp_path / "m", {})
