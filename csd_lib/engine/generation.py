@@ -84,12 +84,6 @@ class Generation:
             d["events"] = [asdict(e) for e in self.events]
         return d
 
-    @property
-    def target_nodes(self) -> int:
-        """Drafted tokens the target scored over the generation: a chain's tokens or a tree's nodes, summed
-        over its reviews (``events`` at depth 0); per target call it is the width a tree buys."""
-        return sum(len(e.tokens) for e in self.events if e.depth == 0)
-
     def provenance_counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for p in self.provenance:

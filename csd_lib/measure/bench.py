@@ -101,8 +101,7 @@ def run_one(family, prompt: str, method: str, max_new_tokens: int, k=None, lenie
     n_prompt = len(encode_prompt(family, prompt))
     # cache length at the first decoding step: T5's decoder starts empty, Llama's holds the prompt
     return {"token_ids": g.token_ids, "stats": g.stats.to_dict(), "plan": g.plan.to_dict(),
-            "provenance": g.provenance_counts(), "commit_times": g.commit_times, "target_nodes": g.target_nodes,
-            "prompt_tokens": n_prompt,
+            "provenance": g.provenance_counts(), "commit_times": g.commit_times, "prompt_tokens": n_prompt,
             "cache_start": 1 if family.target.is_encoder_decoder else n_prompt}
 
 

@@ -64,8 +64,7 @@ def target_rounds(g: Generation) -> list[Event]:
 
 def nodes_per_target_call(g: Generation) -> float:
     """Drafted tokens (tree nodes, or a chain's tokens) the target scored per target call (NaN: no call)."""
-    calls = g.stats.calls.get(g.stats.target, 0)
-    return g.target_nodes / calls if calls else math.nan
+    return g.stats.nodes_per_target_call if g.stats.calls.get(g.stats.target, 0) else math.nan
 
 
 @dataclass
@@ -108,8 +107,8 @@ def trees_path(family_name: str, task: str) -> Path:
 
 
 def live_records(fam, examples, methods, max_new_tokens: int) -> list[dict]:
-    """One greedy generation per (example, method) as bench-style records (``target_nodes``: drafted tokens
-    the target scored), after one short warm-up run per method."""
+    """One greedy generation per (example, method) as bench-style records, after one short warm-up run per
+    method."""
     for m in methods:  # the first calls of a new shape are slow
         generate(fam, examples[0].prompt, m, max_new_tokens=8)
     out = []
@@ -118,8 +117,7 @@ def live_records(fam, examples, methods, max_new_tokens: int) -> list[dict]:
             g = generate(fam, ex.prompt, m, max_new_tokens=max_new_tokens)
             out.append(dict(example=i, method=m, family=fam.name, task=ex.task, max_new_tokens=max_new_tokens,
                             token_ids=g.token_ids, stats=g.stats.to_dict(), plan=g.plan.to_dict(),
-                            provenance=g.provenance_counts(), commit_times=g.commit_times,
-                            target_nodes=g.target_nodes))
+                            provenance=g.provenance_counts(), commit_times=g.commit_times))
     return out
 
 
@@ -141,7 +139,8 @@ def table3_rows(records) -> list[dict]:
     for m, s in summary.items():
         recs = list(best.get(m, {}).values())
         calls = sum(r.stats["calls"].get("target", 0) for r in recs)
-        nodes = [r.extra.get("target_nodes") for r in recs]
+        nodes = [r.stats["nodes"].get(r.stats.get("target", "target"), 0) if "nodes" in r.stats else None
+                 for r in recs]  # Stats.nodes: drafted tokens or tree nodes the target scored (None: not recorded)
         lo, hi = s["speedup_walltime_ci95"]
         rows.append({"method": m, "n": s["n"], "tok/s": s["tokens_per_s"], "x AR (median)": s["speedup_walltime_median"],
                      "95% interval": f"[{lo:.2f}, {hi:.2f}]", "tokens / target call": s["mean_tokens_per_target_call"],

@@ -84,13 +84,3 @@ def test_a_real_generation_commits_each_target_round_at_one_time(csd_generation)
     assert all(t[e - 1] < t[e] for e in ends[:-1])
     assert sum(x > 0 for x in g.itl) == len(top) - 1
 
-
-def test_target_nodes_count_what_the_target_scored():
-    fam = random_family(seed=3)
-    sd = generate(fam, "a b c d", "sd", k=4, max_new_tokens=24)
-    calls = sd.stats.calls[sd.stats.target]
-    assert sd.target_nodes == sum(len(e.tokens) for e in sd.events if e.depth == 0)
-    assert 0 < sd.target_nodes <= 4 * calls  # at most k drafted tokens per review
-    drafted_kept = sum(p not in (TARGET_BONUS, TARGET_CORRECTION) for p in sd.provenance)
-    assert drafted_kept <= sd.target_nodes  # every kept drafted token was scored by the target
-    assert generate(fam, "a b c d", "ar", max_new_tokens=8).target_nodes == 0  # AR drafts nothing

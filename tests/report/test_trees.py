@@ -45,12 +45,10 @@ def test_a_chain_has_no_tree_round(fam):
         trees.pick_tree_round(generate(fam, PROMPT, "csd", max_new_tokens=8), None)
 
 
-def test_nodes_per_call_is_what_the_target_meter_counted(fam):
-    g = generate(fam, PROMPT, "csd-tree", max_new_tokens=16)
-    assert trees.nodes_per_target_call(g) == pytest.approx(fam.target.meter.tree_nodes / g.stats.calls["target"])
-    sd = generate(fam, PROMPT, "sd", k=3, max_new_tokens=12)
-    assert trees.nodes_per_target_call(sd) == pytest.approx(sum(len(e.tokens) for e in sd.events if e.depth == 0)
-                                                            / sd.stats.calls["target"])
+def test_nodes_per_call_is_what_the_target_reviews_scored(fam):
+    for g in (generate(fam, PROMPT, "csd-tree", max_new_tokens=16), generate(fam, PROMPT, "sd", k=3, max_new_tokens=12)):
+        scored = sum(len(e.tokens) for e in g.events if e.depth == 0)  # the event log's count, not the stats'
+        assert trees.nodes_per_target_call(g) == pytest.approx(scored / g.stats.calls["target"]) and scored > 0
 
 
 def test_live_comparison_rows_and_claims(fam, tmp_path):
@@ -61,7 +59,7 @@ def test_live_comparison_rows_and_claims(fam, tmp_path):
     rows = {r["method"]: r for r in trees.table3_rows(recs)}
     assert set(rows) == {"ar", "sd", "csd", "csd-tree"} and all(r["mismatches"] == 0 for r in rows.values())
     assert rows["ar"]["tokens / target call"] == 1 and rows["ar"]["nodes / target call"] == 0
-    want = sum(r["target_nodes"] for r in recs if r["method"] == "csd-tree") / \
+    want = sum(r["stats"]["nodes"]["target"] for r in recs if r["method"] == "csd-tree") / \
         sum(r["stats"]["calls"]["target"] for r in recs if r["method"] == "csd-tree")
     assert rows["csd-tree"]["nodes / target call"] == pytest.approx(want) and want > 1
     diffs = trees.table3_differences(recs)
@@ -73,7 +71,8 @@ def test_committed_records_are_read_and_lack_nodes_when_not_recorded(fam, tmp_pa
     examples = [Example("w5 w6 w7 w5 w6", "", "", "toy", "")]
     recs = trees.live_records(fam, examples, ["ar", "csd-tree"], 8)
     path = tmp_path / "x-trees.jsonl"
-    path.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "target_nodes"}) + "\n" for r in recs))
+    old = [{**r, "stats": {k: v for k, v in r["stats"].items() if k != "nodes"}} for r in recs]  # before Stats.nodes
+    path.write_text("".join(json.dumps(r) + "\n" for r in old))
     got, source = trees.table3_records(fam, examples, ["ar"], 8, path=path)  # the file wins over a live run
     assert source == "the committed run `x-trees.jsonl`" and {r["method"] for r in got} == {"ar", "csd-tree"}
     rows = {r["method"]: r for r in trees.table3_rows(got)}
