@@ -213,3 +213,13 @@ def test_a_committed_class_file_is_found_before_the_default_and_nothing_is_measu
     assert path == costfile.class_cost_path(f.name, here) and m.verdict == "match"
     assert cm.samples == measured.samples and not machine_cost_path(f.name, here).exists()
     assert path.parent == tmp_path and machine_key(here) in path.name
+
+
+def test_a_summary_prices_chains_and_leaves_trees_unpriced(tmp_path, measured):
+    """A chain's EWIF does not price a tree: with a cost model, csd-tree's prediction stays NaN, SD's is set."""
+    from csd_lib.report.summary import summarize
+    ex = [type("Ex", (), dict(prompt=f"w5 w6 w{7 + i} w8", task="toy", source="t"))() for i in range(2)]
+    recs = run_bench(fam(), ex, ["ar", "sd", "csd-tree"], tmp_path / "r.jsonl", 8, warmup=0, progress=False)
+    s = summarize(recs, measured)
+    assert s["sd"]["speedup_walltime_predicted"] > 0 and s["csd-tree"]["mismatches"] == 0
+    assert s["csd-tree"]["speedup_walltime_predicted"] != s["csd-tree"]["speedup_walltime_predicted"]  # NaN
