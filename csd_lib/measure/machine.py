@@ -7,6 +7,13 @@ median seconds of the target's one-token step and of the smallest drafter's (a c
 from its own timings, a benchmark run from its AR and drafter calls). :func:`match_fingerprints`: two
 fingerprints match when the device, CPU model, vector extensions and threads are the same and, where
 both carry reference steps, each step is within :data:`REFERENCE_TOLERANCE` of the other.
+
+The core count is stored and shown but not compared (:data:`STATIC_KEYS`, :func:`machine_key`): the
+numbers are timed with a fixed number of torch threads, which is compared, so cores beyond them do not
+enter a call's time, and what does (per-core speed, caches, memory bandwidth, threads outnumbering
+cores) moves the reference steps, which are compared. ``os.cpu_count()`` also counts the host's CPUs,
+not a container's share, so comparing it would split one machine class by host size. A difference is
+named in :meth:`Match.describe`.
 """
 from __future__ import annotations
 
@@ -35,6 +42,7 @@ REFERENCE_TOLERANCE = 1.5
 _VECTOR_FLAG = re.compile(r"^(avx\w*|amx\w*|fma|f16c|sse4_2|neon|asimd\w*|sve\d*|sme\d*|fphp|bf16|i8mm)$")
 
 STATIC_KEYS = ("device", "cpu_model", "vector_extensions", "threads")  # compared by match_fingerprints
+NOTED_KEYS = {"cpu_count": "cores"}  # stored and named where they differ, not compared (module docstring)
 
 
 def device_name(device=None) -> str:
@@ -148,10 +156,12 @@ def machine_key(fp: dict) -> str:
 class Match:
     """How two fingerprints compare: ``verdict`` 'match', 'mismatch' or 'unknown' (nothing differs, but a
     static field is missing from one: a file stored before fingerprints), the ``differences`` as words,
-    and ``ratios``: {step: this machine's reference seconds over the other's} where both have one."""
+    ``ratios``: {step: this machine's reference seconds over the other's} where both have one, and
+    ``notes``: differences in fields that are not compared (:data:`NOTED_KEYS`)."""
     verdict: str
     differences: list[str] = field(default_factory=list)
     ratios: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def usable(self) -> bool:
@@ -162,14 +172,19 @@ class Match:
         """The verdict in words, with how far the reference steps differ (this machine's over the other's)."""
         steps = ", ".join(f"{k} step {r:.2f}x" for k, r in self.ratios.items())
         words = "; ".join(self.differences) or "same machine class"
+        words += "".join(f"; {n}" for n in self.notes)
         return words + (f" (reference steps here over there: {steps})" if steps else " (no reference steps to compare)")
 
 
 def match_fingerprints(here: dict, stored: dict, tolerance: float = REFERENCE_TOLERANCE) -> Match:
     """Whether a number measured on ``stored`` applies ``here``: same device, CPU model, vector
     extensions and threads, and, where both carry reference steps, each step within ``tolerance``
-    (a factor either way; the drafter's only when both name the same drafter)."""
+    (a factor either way; the drafter's only when both name the same drafter). The core count is not
+    compared (module docstring); where it differs, ``notes`` says so."""
     diffs, unknown = [], []
+    notes = [f"{word} {here[key]} here, {stored[key]} there (not compared: the threads and reference steps are)"
+             for key, word in NOTED_KEYS.items()
+             if None not in (here.get(key), stored.get(key)) and here[key] != stored[key]]
     for key in STATIC_KEYS:
         a, b = here.get(key), stored.get(key)
         if a is None or b is None:
@@ -192,7 +207,8 @@ def match_fingerprints(here: dict, stored: dict, tolerance: float = REFERENCE_TO
                 diffs.append(f"{name}'s one-token step {1e3 * ra[step]:.2f} ms here, {1e3 * rb[step]:.2f} ms there "
                              f"({ratios[step]:.2f}x, beyond the {tolerance}x tolerance)")
     if diffs:
-        return Match("mismatch", diffs, ratios)
+        return Match("mismatch", diffs, ratios, notes)
     if unknown:
-        return Match("unknown", [f"not recorded: {', '.join(unknown)} (a file stored before fingerprints)"], ratios)
-    return Match("match", [], ratios)
+        return Match("unknown", [f"not recorded: {', '.join(unknown)} (a file stored before fingerprints)"], ratios,
+                     notes)
+    return Match("match", [], ratios, notes)

@@ -145,8 +145,9 @@ def test_bench_prices_with_a_stored_model_only_on_its_machine(tmp_path, monkeypa
         caplog.text.replace(environment("cpu")["cpu_model"], "X")
     assert cm.env["cpu_model"] == environment("cpu")["cpu_model"] and cm.samples != measured.samples
     assert committed.read_bytes() == before and machine_cost_path(f.name, here).exists()
-    again, m2, path = costs_for(f, seconds=1e-4, prompt_ids=PROMPT)  # the next run finds this machine's own file
-    assert path == machine_cost_path(f.name, here) and again.samples == cm.samples and m2.verdict == "match"
+    again = costs_for(f, seconds=1e-4, prompt_ids=PROMPT)  # the next run finds this machine's own file
+    assert again.path == machine_cost_path(f.name, here) and again.cost_model.samples == cm.samples
+    assert again.match.verdict == "match" and "this machine's own file" in again.why
 
 
 def test_a_run_far_from_the_stored_reference_measures(tmp_path, monkeypatch, measured):
@@ -155,8 +156,9 @@ def test_a_run_far_from_the_stored_reference_measures(tmp_path, monkeypatch, mea
     f = fam()
     _store(measured, cost_path(f.name, "cpu"))
     slow = {**measured.env["reference"], "target": 3 * measured.env["reference"]["target"]}
-    cm, m, path = costs_for(f, slow, 1e-4, PROMPT)
+    cm, m, path, why = costs_for(f, slow, 1e-4, PROMPT)
     assert path.parent.name == costfile.MACHINES_DIR and cm.samples != measured.samples
+    assert why.startswith("measured here into") and "beyond the 1.5x tolerance" in why  # says why it measured
 
 
 def test_an_old_file_is_used_with_a_warning_and_a_given_file_is_compared(tmp_path, monkeypatch, measured, caplog):
@@ -209,8 +211,9 @@ def test_a_committed_class_file_is_found_before_the_default_and_nothing_is_measu
     here = fingerprint(environment("cpu"), measured.env["reference"])
     _store(measured, cost_path(f.name, "cpu"), cpu_model="Another CPU")
     _store(measured, costfile.class_cost_path(f.name, here))
-    cm, m, path = costs_for(f, measured.env["reference"], 1e-4, PROMPT)
+    cm, m, path, why = costs_for(f, measured.env["reference"], 1e-4, PROMPT)
     assert path == costfile.class_cost_path(f.name, here) and m.verdict == "match"
+    assert "the committed file of this machine class" in why and "matches" in why
     assert cm.samples == measured.samples and not machine_cost_path(f.name, here).exists()
     assert path.parent == tmp_path and machine_key(here) in path.name
 
@@ -223,3 +226,111 @@ def test_a_summary_prices_chains_and_leaves_trees_unpriced(tmp_path, measured):
     s = summarize(recs, measured)
     assert s["sd"]["speedup_walltime_predicted"] > 0 and s["csd-tree"]["mismatches"] == 0
     assert s["csd-tree"]["speedup_walltime_predicted"] != s["csd-tree"]["speedup_walltime_predicted"]  # NaN
+
+
+def test_the_core_count_is_named_but_not_compared():
+    m = match_fingerprints(fp(cpu_count=64), fp())
+    assert m.verdict == "match" and m.usable and "cores 64 here, 2 there (not compared" in m.describe()
+    assert match_fingerprints(fp(cpu_count=64, threads=2), fp()).verdict == "mismatch"  # the threads are compared
+
+
+def _md():
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location("make_benchmarks_md",
+                                                  Path(__file__).parents[2] / "scripts" / "make_benchmarks_md.py")
+    md = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(md)
+    return md
+
+
+def _as_machine(recs, path, **env):
+    """A run's lines as if measured on another machine (``env`` overrides), written to ``path``."""
+    out = [{**r, "env": {**r["env"], **env}} for r in recs]
+    path.write_text("".join(json.dumps(r) + "\n" for r in out))
+    return out
+
+
+def test_benchmarks_md_prices_each_machine_class_with_its_own_cost_model(tmp_path, monkeypatch, measured):
+    """A main run, a run of another class with its class file, and one of a class nothing matches: each run
+    states its fingerprint and cost model, the unmatched one says it is not priced, the goals are per class."""
+    md = _md()
+    f = fam()
+    res = tmp_path / "results"
+    res.mkdir()
+    for mod, key, value in ((config, "RESULTS_DIR", res), (md, "RES", res), (md, "ROOT", tmp_path),
+                            (md, "DOCS", tmp_path), (md, "FAMILIES", (f.name,)), (md, "TASKS", ("toy",)),
+                            (md, "png", lambda fig, path: False)):
+        monkeypatch.setattr(mod, key, value)
+    ex = [type("Ex", (), dict(prompt=p, task="toy", source="t"))() for p in ("w5 w6 w7 w8", "w9 w10 w11 w9")]
+    recs = run_bench(f, ex, ["ar", "sd", "csd"], res / f"{f.name}-toy.jsonl", 8, warmup=0, progress=False)
+    ref = run_fingerprint(recs)["reference"]
+    _store(measured, cost_path(f.name, "cpu"), reference=ref)  # the default: this machine's class
+    other = run_fingerprint(_as_machine(recs, res / "o.jsonl", cpu_model="Another CPU"))
+    (res / "o.jsonl").rename(res / f"{f.name}-toy.{machine_key(other)}.jsonl")
+    _store(measured, costfile.class_cost_path(f.name, other), cpu_model="Another CPU", reference=ref)
+    third = run_fingerprint(_as_machine(recs, res / "t.jsonl", cpu_model="Third CPU"))
+    (res / "t.jsonl").rename(res / f"{f.name}-toy.{machine_key(third)}.jsonl")
+    (tmp_path / "README.md").write_text("# R\n\n## Results at a glance\n\nold\n\n## Next\n")
+    assert md.main() == 0
+    text = (tmp_path / "BENCHMARKS.md").read_text()
+    assert f"| {f.name} / toy |" in (tmp_path / "README.md").read_text()  # the main run only: priced
+    runs = text.split("\n## ")
+    main_run, class_run, unmatched = (next(r for r in runs if r.startswith(f"{f.name} on toy{w}"))
+                                      for w in (" (", f", machine class `{machine_key(other)}`",
+                                                f", machine class `{machine_key(third)}`"))
+    assert f"`results/costs-{f.name}-cpu.json` (the committed default), whose fingerprint matches" in main_run
+    assert (f"`results/costs-{f.name}-cpu-{machine_key(other)}.json` (the committed file of this machine class)"
+            in class_run and "Another CPU" in class_run)
+    assert md.UNPRICED not in main_run + class_run and "| csd | 2 × 1 |" in class_run
+    assert unmatched.count(md.UNPRICED) == 2 and unmatched.count("| not priced |") == 6  # no number where none matches
+    assert "Third CPU" in unmatched
+    assert f"cpu model 'Third CPU' here, '{environment('cpu')['cpu_model']}' there" in unmatched  # why not priced
+    goals = next(r for r in runs if r.startswith("Headline goals per machine class"))
+    for key in (machine_key(run_fingerprint(recs)), machine_key(other), machine_key(third)):
+        assert f"### Machine class `{key}`" in goals
+    assert goals.count(f"| {f.name} / toy |") == 3 and "limit not priced" in goals or "| met |" in goals
+    assert f"### Cost model of {f.name} (`results/costs-{f.name}-cpu-{machine_key(other)}.json`, one machine class)" \
+        in text
+
+
+def test_costs_out_writes_a_full_fingerprint_that_costs_for_finds(tmp_path, monkeypatch):
+    """What scripts/class_benchmarks.sh runs: `costs --out results/costs-<family>-cpu-<machine key>.json`."""
+    import functools
+
+    from csd_lib.cli import commands
+    from csd_lib.cli.main import main
+    monkeypatch.setattr(config, "RESULTS_DIR", tmp_path)
+    f = fam()
+    monkeypatch.setattr(commands, "load_from_args", lambda args: f)
+    monkeypatch.setattr(commands, "measure_costs", functools.partial(measure_costs, prompt_ids=PROMPT, min_reps=1,
+                                                                     warmup=1))
+    out = costfile.class_cost_path(f.name, fingerprint(environment("cpu")))
+    assert main(["costs", "--family", "tiny-t5", "--threads", "1", "--seconds", "0.0001", "--out", str(out)]) == 0
+    env = json.loads(out.read_text())["env"]
+    here = environment("cpu")
+    assert {k: env[k] for k in ("cpu_model", "vector_extensions", "cpu_count", "threads")} == \
+        {k: here[k] for k in ("cpu_model", "vector_extensions", "cpu_count", "threads")} and env["threads"] == 1
+    ref = env["reference"]
+    assert ref["drafter_name"] == "small" and ref["target"] > 0 and ref["drafter"] > 0
+    choice = costs_for(f, ref, 1e-4, PROMPT)
+    assert choice.path == out and choice.match.verdict == "match" and not machine_cost_path(f.name, here).exists()
+
+
+def test_a_stored_run_is_priced_only_by_a_cost_model_of_its_own_class(tmp_path, monkeypatch, measured):
+    monkeypatch.setattr(config, "RESULTS_DIR", tmp_path)
+    f = fam()
+    recs = run_bench(f, [type("Ex", (), dict(prompt="w5 w6 w7 w8", task="toy", source="t"))()], ["ar", "sd"],
+                     tmp_path / "r.jsonl", 8, warmup=0, progress=False)
+    ref = run_fingerprint(recs)["reference"]
+    assert costfile.stored_costs_for_run(f.name, recs).cost_model is None  # nothing stored: nothing measured
+    _store(measured, cost_path(f.name, "cpu"), reference=ref)
+    assert costfile.stored_costs_for_run(f.name, recs).path == cost_path(f.name, "cpu")
+    elsewhere = [{**r, "env": {**r["env"], "cpu_model": "Another CPU"}} for r in recs]
+    none = costfile.stored_costs_for_run(f.name, elsewhere)
+    assert none.cost_model is None and "cpu model 'Another CPU' here" in none.why
+    # priced here (costs_for_run): this machine's stored model, and the words say whose costs price the run
+    here = costfile.costs_for_run(f, elsewhere)
+    assert here.path == cost_path(f.name, "cpu") and "the committed default" in here.why
+    assert "The run was measured on another machine class" in here.why
+    assert "another machine class" not in costfile.costs_for_run(f, recs).why
