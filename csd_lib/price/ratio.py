@@ -6,7 +6,9 @@ relative to the target's moves (the paper's coefficient ``c``), priced by this m
 model by one factor and prices each method's own plan on a benchmark run's own acceptance with
 :func:`csd_lib.price.predict.predict_walltime` (:func:`csd_lib.price.pricing.price_plan`, the bench's one
 price): at factor 1 it is the bench's own prediction. The x axis is the largest drafter's one-token
-step over the target's, under the cost model.
+step over the target's, under the cost model; since one factor scales every drafter, the smallest
+drafter's ratio is that times a fixed share (:attr:`RatioSweep.smallest_share`), and the paper's marks for
+its smaller drafter (FLAN-T5-small, 77M) sit where this family's smallest drafter would cost as much.
 """
 from __future__ import annotations
 
@@ -32,11 +34,15 @@ def cost_ratios(steps: dict[str, dict[int, float]]) -> dict[str, dict[int, float
             if name != "target"}
 
 
-def paper_ratios() -> dict[str, float]:
-    """Where the paper's FLAN-T5 cascade sits on the x axis (the largest drafter, base, over XXL): the
-    parameter ratio 248M / 11.1B and the per-call cost the paper quotes from Leviathan et al."""
-    return {"FLAN-T5 parameters (248M / 11.1B)": COST_MODELS["flan_t5_params"]["base"],
-            "paper's quoted T5 cost (base 0.04)": PREVIOUS_WORK["flan-t5"].costs["base"]}
+def paper_ratios() -> dict[str, tuple[float, str]]:
+    """The paper's FLAN-T5 cost ratios, {label: (ratio, 'largest' or 'smallest': the drafter it prices)}:
+    base over XXL by parameters (248M / 11.1B) and as quoted from Leviathan et al. (0.04), and small over
+    XXL by parameters (77M / 11.1B)."""
+    params = COST_MODELS["flan_t5_params"]
+    return {f"FLAN-T5-base / XXL parameters (248M / 11.1B = {params['base']:.3f})": (params["base"], "largest"),
+            f"paper's quoted cost of base ({PREVIOUS_WORK['flan-t5'].costs['base']:g})":
+                (PREVIOUS_WORK["flan-t5"].costs["base"], "largest"),
+            f"FLAN-T5-small / XXL parameters (77M / 11.1B = {params['small']:.4f})": (params["small"], "smallest")}
 
 
 @dataclass
@@ -47,9 +53,15 @@ class RatioSweep:
     measured: float                    # its ratio under the cost model (factor 1: this machine)
     ratios: list[float]
     speedups: dict[str, list[float]]   # method ('sd', 'vertical', 'csd') -> predicted speedup per ratio
+    smallest: str                      # the smallest drafter (the largest too with one drafter)
+    smallest_share: float              # its ratio over the largest drafter's, under the cost model
     plans: dict = field(default_factory=dict)   # method -> (records, plan) priced
     cost_model: CostModel | None = None
     n_sim: int = 1000
+
+    def position(self, ratio: float, role: str) -> float:
+        """Where on the x axis a ratio of the 'largest' or the 'smallest' drafter sits."""
+        return ratio if role == "largest" else ratio / self.smallest_share
 
     def at(self, factor: float) -> dict[str, float]:
         """Each method's predicted speedup with every drafter's calls scaled by ``factor``."""
@@ -95,9 +107,9 @@ def ratio_sweep(records, cost_model: CostModel, ratios=RATIO_GRID, n_sim: int = 
     """EWIF's SD, vertical and CSD speedups at every ratio of ``ratios`` (a run's own acceptance: its
     ``records``, which need sd and csd lines), and at this machine's (factor 1), priced by ``cost_model``."""
     plans = run_plans(records)
-    drafter = plans["csd"][1].neural[0]
+    drafter, smallest = plans["csd"][1].neural[0], plans["csd"][1].neural[-1]
     measured = _ratio(cost_model, drafter)
     ratios = sorted({*map(float, ratios), measured})
     rows = [ratio_predictions(plans, cost_model, 1.0 if r == measured else r / measured, n_sim) for r in ratios]
     return RatioSweep(cost_model.family, drafter, measured, ratios, {m: [row[m] for row in rows] for m in plans},
-                      plans, cost_model, n_sim)
+                      smallest, _ratio(cost_model, smallest) / measured, plans, cost_model, n_sim)

@@ -68,7 +68,9 @@ RATIO_NAMES = {"sd": "SD", "vertical": "vertical (largest drafter + MaG)", "csd"
 def cost_ratio_figure(sweep, point: tuple[float, dict] | None = None, title: str | None = None):
     """EWIF's predicted speedups against the largest drafter's cost ratio (:func:`csd_lib.price.ratio.ratio_sweep`),
     one line per method, with this machine's ratio (markers named 'this machine'), the paper's FLAN-T5
-    ratios (dotted lines) and ``point`` = (factor, {method: speedup}) for the drafters scaled by a factor."""
+    ratios (vertical lines in the legend: base's on the bottom axis, small's where this family's smallest
+    drafter costs as much, read on the top axis) and ``point`` = (factor, {method: speedup}) for the drafters
+    scaled by a factor."""
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     fig = go.Figure()
     here = sweep.ratios.index(sweep.measured)
@@ -84,13 +86,27 @@ def cost_ratio_figure(sweep, point: tuple[float, dict] | None = None, title: str
         fig.add_trace(go.Scatter(x=[factor * sweep.measured] * len(pred), y=list(pred.values()), mode="markers",
                                  name=f"drafters x{factor:.2g}", text=[RATIO_NAMES[m] for m in pred],
                                  marker=dict(color=OKABE_ITO["vermillion"], symbol="diamond-open", size=12)))
-    for j, (name, r) in enumerate(paper_ratios().items()):
-        fig.add_vline(x=r, line=dict(color=OKABE_ITO["bluish green"], dash=("dot", "dash")[j % 2]),
-                      annotation_text=name, annotation_position="top left" if j else "top right")
+    on_top = " (top axis)" if sweep.smallest != sweep.drafter else ""
+    marks = {name + (f": {sweep.smallest} at that cost{on_top}" if role == "smallest" else ""):
+             sweep.position(r, role) for name, (r, role) in paper_ratios().items()}
+    colors = (OKABE_ITO["bluish green"], OKABE_ITO["bluish green"], OKABE_ITO["blue"])
+    for (name, x), color, dash in zip(marks.items(), colors, ("dot", "dash", "longdashdot")):
+        fig.add_vline(x=x, line=dict(color=color, dash=dash), name=name, showlegend=True)
     fig.add_vline(x=sweep.measured, line=dict(color=OKABE_ITO["reddish purple"], dash="dashdot"),
                   annotation_text=f"this machine ({sweep.measured:.2f})", annotation_position="bottom right")
-    fig.update_xaxes(type="log", title=f"{sweep.drafter}'s one-token step / the target's (cost ratio c)")
+    xs = [*sweep.ratios, *marks.values(), *([point[0] * sweep.measured] if point else [])]
+    span = [np.log10(min(xs) / 1.3), np.log10(max(xs) * 1.3)]
+    fig.update_xaxes(type="log", range=span, title=f"{sweep.drafter}'s one-token step / the target's: the largest "
+                                                   f"drafter's cost ratio c (one factor scales every drafter)")
+    if sweep.smallest != sweep.drafter:  # the top axis: the smallest drafter's ratio at the same factor
+        top = [v + np.log10(sweep.smallest_share) for v in span]
+        low = min(min(ys) for ys in sweep.speedups.values())
+        fig.add_trace(go.Scatter(x=[10 ** v for v in top], y=[low, low], xaxis="x2", mode="markers",
+                                 name=f"{sweep.smallest}'s axis", marker=dict(opacity=0), showlegend=False,
+                                 hoverinfo="skip"))
+        fig.update_layout(xaxis2=dict(type="log", overlaying="x", side="top", range=top,
+                                      title=f"{sweep.smallest}'s one-token step / the target's at the same factor"))
     fig.update_yaxes(title="predicted speedup over AR (EWIF, walltime)")
     fig.update_layout(title=title or f"{sweep.family}: the cost ratio decides whether the cascade pays",
-                      hovermode="closest")
+                      hovermode="closest", margin=dict(t=120))
     return fig

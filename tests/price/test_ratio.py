@@ -52,5 +52,24 @@ def test_the_sentence_follows_the_prediction(sweep):
 def test_ratios_and_the_paper_on_the_axis():
     steps = {"target": {1: 0.01, 10: 0.02}, "base": {1: 0.004, 10: 0.005}}
     assert cost_ratios(steps) == {"base": {1: pytest.approx(0.4), 10: pytest.approx(0.25)}}
-    assert paper_ratios() == {"FLAN-T5 parameters (248M / 11.1B)": pytest.approx(248 / 11100),
-                              "paper's quoted T5 cost (base 0.04)": 0.04}
+    marks = paper_ratios()
+    assert sorted((round(r, 5), role) for r, role in marks.values()) == [
+        (round(77 / 11100, 5), "smallest"), (round(248 / 11100, 5), "largest"), (0.04, "largest")]
+    assert all(("small" in name) == (role == "smallest") for name, (_, role) in marks.items())
+
+
+def test_the_paper_marks_sit_on_the_axis_of_the_drafter_they_price(sweep):
+    """Base's ratios on the bottom axis (base's); small's where this family's small costs 77M / 11.1B of a
+    target step, which the top axis (small's ratio at the same factor) reads directly."""
+    import numpy as np
+    cm = sweep.cost_model
+    small = float(cm.forward["small"](1, cm.cache_length) / cm.forward["target"](1, cm.cache_length))
+    assert sweep.smallest == "small" and sweep.smallest_share == pytest.approx(small / sweep.measured)
+    fig = cost_ratio_figure(sweep)
+    lines = {sh.name: sh.x0 for sh in fig.layout.shapes if sh.name}
+    assert lines[next(n for n in lines if n.startswith("FLAN-T5-base"))] == pytest.approx(248 / 11100)
+    at = lines[next(n for n in lines if n.startswith("FLAN-T5-small"))]
+    assert at * sweep.smallest_share == pytest.approx(77 / 11100)  # small's own ratio there is the paper's
+    top, bottom = fig.layout.xaxis2, fig.layout.xaxis
+    assert top.side == "top" and "small's one-token step" in top.title.text and "base's" in bottom.title.text
+    assert np.allclose(np.subtract(top.range, bottom.range), np.log10(sweep.smallest_share))
