@@ -4,8 +4,11 @@ that applies to this machine.
 A cost model is used only on the machine class it was measured on (:func:`costs_for`): its
 fingerprint (:func:`cost_fingerprint`) must match this machine's
 (:func:`csd_lib.measure.machine.match_fingerprints`). The committed ``results/costs-<family>-<device>.json``
-is tried after this machine's own ``results/machines/costs-<family>-<device>-<machine key>.json``; where
-neither matches, one is measured and written to the machine's own file, so the committed one stays as it is.
+is tried after this machine's own ``results/machines/costs-<family>-<device>-<machine key>.json`` and the
+committed file of its machine class; where none matches, one is measured and written to the machine's own
+file, so the committed ones stay as they are. :func:`costs_for_run` does the same for pricing a benchmark
+run here; :func:`stored_costs_for_run` measures nothing (a report of committed runs): the stored cost model
+of the run's own machine class, or none. Each says which file it chose and why (:class:`CostChoice`).
 """
 from __future__ import annotations
 
