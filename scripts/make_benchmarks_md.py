@@ -73,8 +73,9 @@ def table(summary: dict, extra: dict | None = None, priced: bool = True) -> list
         share = s.get("outside_share")
         pred, med = s.get("speedup_walltime_predicted"), s.get("speedup_walltime_median")
         gap = pred / med if pred is not None and med and not math.isnan(pred) else float("nan")
+        cell = x(pred) if priced or not s.get("calls_per_model") else "not priced"  # HF baselines: never priced
         rows.append(f"| {m} | {s['n']} × {s.get('repeats', 1)} | {f(s['tokens_per_s'], 1)} | {f(s['speedup_walltime'])}x | "
-                    f"**{f(med)}x** [{ci(s)}] | {x(pred) if priced else 'not priced'} | {f(gap)} | "
+                    f"**{f(med)}x** [{ci(s)}] | {cell} | {f(gap)} | "
                     f"{f(s['speedup_swi_ms'])} | {f(s['speedup_swi_pw'])} | {f(s['mean_tokens_per_target_call'])} | "
                     f"{'-' if share is None or math.isnan(share) else f'{100 * share:.1f}%'} | {s['mismatches']} | "
                     f"{s.get('errors', 0)} |")
@@ -414,8 +415,8 @@ def prediction_lines(recs: list[dict], cm) -> list[str]:
     for m, v in pv.items():
         share = ", ".join(f"{k} {100 * x:.0f}%" for k, x in v["cost_share"].items())
         lines.append(f"| {m} | {f(v['speedup_swi_ms'])} | {f(v['predicted_swi_ms'])} | "
-                     f"{f(v['speedup_walltime_median'])} | {f(v['predicted_walltime']) if cm is not None else 'not priced'} "
-                     f"| {f(old[m]['predicted_walltime'])} | {share or '-'} |")
+                     f"{f(v['speedup_walltime_median'])} | {'not priced' if cm is None else f(v['predicted_walltime'])} | "
+                     f"{f(old[m]['predicted_walltime'])} | {share or '-'} |")
     return lines + [""]
 
 

@@ -113,8 +113,8 @@ def _first_usable(family_name: str, fp: dict, paths) -> tuple[CostChoice | None,
         if m.verdict == "unknown":
             log.warning(f"cost model {path}: used, but its machine is not known ({m.describe()}); re-measure it "
                         f"with `python -m csd_lib costs --family {family_name}` to store a fingerprint")
-            return CostChoice(cm, m, path, f"`{_shown(path)}` ({kind}), used although its machine is not fully "
-                                           f"recorded: {m.describe()}"), skipped
+            return CostChoice(cm, m, path, f"`{_shown(path)}` ({kind}), used with a warning to re-measure it: "
+                                           f"{m.describe()}"), skipped
         log.warning(f"cost model {path} was measured on another machine class, not used: {m.describe()}")
         skipped.append(f"`{_shown(path)}` is of another machine class: {m.describe()}")
     return None, skipped
