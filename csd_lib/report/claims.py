@@ -219,14 +219,15 @@ def holds(condition: bool, what: str, family=None, claim: str | None = None, not
 
 
 def _record_checked(claim, value, notebook, family, data, expected=None, what: str = "") -> None:
-    """The ledger row of a claim that ``holds`` or ``expect`` checks (NOT_CHECKED on random weights);
-    nothing without ``claim`` and ``notebook``, which come together."""
+    """The ledger row of a claim that ``holds`` or ``expect`` checks (NOT_CHECKED when ``family``'s weights
+    are random), under the run's setting (``config.FAMILY``, ``config.SEED``: the family a side check
+    loads is not the setting); nothing without ``claim`` and ``notebook``, which come together."""
     if (claim is None) != (notebook is None):
         raise ValueError(f"pass claim and notebook together to record the claim in the ledger, or neither; "
                          f"got claim={claim!r}, notebook={notebook!r}")
     if claim is None:
         return
-    row = claim_row(claim, value, notebook, None if family is None else family.name, expected=expected, data=data)
+    row = claim_row(claim, value, notebook, expected=expected, data=data)
     if family is not None and family.random_weights:
         row.update(verdict=NOT_CHECKED, text=f"{NOT_CHECKED}; measured {row['text']}")
     elif row["verdict"] == BROKEN and what:
