@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The slow claims sweep: every notebook under nbval (its asserted and computed claims) once per
 # (family, prompt set), so that a sentence holding by accident on one prompt set fails somewhere.
-#   bash scripts/claims_sweep.sh                 both embedded families x CSD_SEED 1..5 (10 nbval passes)
+#   bash scripts/claims_sweep.sh                 tiny-t5, tiny-llama, tiny-t5-paper x CSD_SEED 1..5 (15 nbval passes)
 #   bash scripts/claims_sweep.sh --families tiny-t5 --seeds 2 --notebooks 00,02
 #   bash scripts/claims_sweep.sh --skip tiny-t5:2,tiny-llama:1,tiny-llama:3   (sets the full tier ran)
 #   --ledger PATH keeps the claims ledger there (emptied first; default: a fresh temporary file).
@@ -16,7 +16,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 die() { echo "error: $*" >&2; exit 2; }
-SEEDS=1,2,3,4,5 FAMILIES=tiny-t5,tiny-llama SKIP="" ONLY="" DRY=0 LEDGER=""
+SEEDS=1,2,3,4,5 FAMILIES=tiny-t5,tiny-llama,tiny-t5-paper SKIP="" ONLY="" DRY=0 LEDGER=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --seeds|--families|--skip|--notebooks)

@@ -1,9 +1,9 @@
 """Solutions to the exercises of notebooks/07_lossless.ipynb (sizes cut for CI)."""
 import torch
 
-from csd_lib import config, load_family, load_task, random_family
+from csd_lib import config, generate, load_family, load_task, random_family
 from csd_lib.teach.exercises import check
-from csd_lib.measure.lossless import exact_joint, greedy_identity, noise_tv, sample_joint, tv
+from csd_lib.measure.lossless import check_identical, exact_joint, noise_tv, sample_joint, tv
 from csd_lib.engine.review import effective_q
 
 V, PROMPT, T = 6, [3, 4, 5, 3, 4, 5, 3, 4], 1.0
@@ -51,7 +51,8 @@ n = len(fam.drafters) + 1
 k0 = [list(r) for r in fam.default_k]
 k0[0][0] = 0
 k0[0][-1] = max(k0[0][-1], 1)  # keep a non-empty top row (one neural drafter: MaG then drafts for the target)
-rows = greedy_identity(fam, [e.prompt for e in load_task(fam.task, "test", 2, seed=config.SEED)],
-                       [dict(method="csd", k=k0, lenience=3.0)], max_new_tokens=48)
-print("ex4 K =", k0, "identical to AR:", all(r["same"] for r in rows))
-assert all(r["same"] for r in rows)
+for e in load_task(fam.task, "test", 2, seed=config.SEED):
+    # raises in fp32/fp64 if a token changed; in bf16/fp16 a near-tie flip is reported with the target's top-2 gap there
+    report = check_identical(fam, generate(fam, e.prompt, "ar", max_new_tokens=48),
+                             generate(fam, e.prompt, "csd", k=k0, lenience=3.0, max_new_tokens=48), prompt=e.prompt)
+    print("ex4 K =", k0, report)

@@ -85,13 +85,17 @@ def paper_k_entries(k, drafters: list[str]) -> list[dict]:
 # difference is symmetric about the true one. Below that no sign-flip test can reach the level (its
 # smallest two-sided p-value is 2 ** (1 - n)), and from MIN_PROMPTS (3) prompts the interval is
 # Student's t with n - 1 degrees of freedom (exact for normal differences, wide: t = 4.30 at n = 3).
-# A median needs the sign test, hence ``min_prompts(level)`` prompts. With fewer the result says so
-# (``Difference.too_few``) and never gives a direction. tests/test_claims_coverage.py measures the
+# A median needs the sign test, hence ``min_prompts(level)`` prompts. A mean of values known to lie in
+# [lo, hi] (per-prompt rates and their differences) can instead take Gaffke's interval, from MIN_PROMPTS
+# prompts: no symmetry assumed, so it holds where a few prompts carry every hit (zero-inflated, bimodal
+# per-prompt values), at the price of width. With fewer prompts the result says so
+# (``Difference.too_few``) and never gives a direction. tests/report/test_claims_coverage.py measures the
 # coverage of all of them on constructed data.
 
 MIN_PROMPTS = 3           # fewest prompts for any interval (Student's t with 2 degrees of freedom)
 EXACT_FLIPS = 16          # up to this many prompts every sign flip is enumerated; above, ``n_flips`` random ones
 N_FLIPS = 9999            # random sign flips above EXACT_FLIPS prompts (a Monte Carlo test stays exact)
+N_DRAWS = 4000            # uniform-spacing draws of Gaffke's interval (values with known bounds)
 TOO_FEW = "too few prompts to decide"
 NOT_CHECKED = "not checked: random weights"  # a claim about trained models, on a family with random weights
 # Directions of a Difference (``Difference.verdict``) and verdicts of a claim with an expected direction.
@@ -180,12 +184,15 @@ class Difference:
         return f"{self.word(more, less, same, few=few)} ({self.interval(digits)})"
 
 
-def expect(d: Difference, expected: int, what: str, family=None) -> str:
+def expect(d: Difference, expected: int, what: str, family=None, claim: str | None = None,
+           notebook: str | None = None, data: dict | None = None) -> str:
     """Assert a claim with a direction: raise ``AssertionError('claim broken: ...')`` when ``d`` is beyond
     the noise opposite to ``expected`` (+1 higher, -1 lower). Returns the verdict (``Difference.claim``);
     ``not settled``, ``too few`` and ``undefined`` pass: they neither support nor break the claim.
     With a ``family`` whose weights are random (:attr:`Family.random_weights`) nothing is asserted:
-    the verdict is :data:`NOT_CHECKED`."""
+    the verdict is :data:`NOT_CHECKED`. With ``claim`` and ``notebook`` the verdict is written to the
+    ledger first (:func:`record`, with ``expected``; ``data`` as there)."""
+    _record_checked(claim, d, notebook, family, data, expected=expected)
     if family is not None and family.random_weights:
         return NOT_CHECKED
     v = d.claim(expected)
@@ -194,18 +201,38 @@ def expect(d: Difference, expected: int, what: str, family=None) -> str:
     return v
 
 
-def holds(condition: bool, what: str, family=None) -> str:
+def holds(condition: bool, what: str, family=None, claim: str | None = None, notebook: str | None = None,
+          data: dict | None = None) -> str:
     """Assert a claim that needs trained weights: ``'holds'``, or ``AssertionError('claim broken: what')``.
 
     On a family with random weights (shadow checkpoints, toy models) nothing is asserted and the
     verdict is :data:`NOT_CHECKED`, so a notebook runs to its last cell on a shadowed real family.
-    Laws (identity with AR, exact sampling) are asserted directly, never through this.
+    Laws (identity with AR, exact sampling) are asserted directly, never through this. With ``claim``
+    and ``notebook`` the verdict is written to the ledger first (:func:`record`; ``data`` as there).
     """
+    _record_checked(claim, bool(condition), notebook, family, data, what=what)
     if family is not None and family.random_weights:
         return NOT_CHECKED
     if not condition:
         raise AssertionError(f"claim broken: {what}")
     return HOLDS
+
+
+def _record_checked(claim, value, notebook, family, data, expected=None, what: str = "") -> None:
+    """The ledger row of a claim that ``holds`` or ``expect`` checks (NOT_CHECKED when ``family``'s weights
+    are random), under the run's setting (``config.FAMILY``, ``config.SEED``: the family a side check
+    loads is not the setting); nothing without ``claim`` and ``notebook``, which come together."""
+    if (claim is None) != (notebook is None):
+        raise ValueError(f"pass claim and notebook together to record the claim in the ledger, or neither; "
+                         f"got claim={claim!r}, notebook={notebook!r}")
+    if claim is None:
+        return
+    row = claim_row(claim, value, notebook, expected=expected, data=data)
+    if family is not None and family.random_weights:
+        row.update(verdict=NOT_CHECKED, text=f"{NOT_CHECKED}; measured {row['text']}")
+    elif row["verdict"] == BROKEN and what:
+        row.update(text=f"broken: {what}")
+    _append(row)
 
 
 def _paired_arrays(a, b) -> tuple[np.ndarray, np.ndarray]:
@@ -296,6 +323,42 @@ def t_quantile(level: float, df: int) -> float:
     return hi
 
 
+@functools.lru_cache(maxsize=8)
+def _spacings(m: int, seed: int) -> np.ndarray:
+    """N_DRAWS uniform spacings of [0, 1] into m parts (Dirichlet(1, ..., 1)), drawn with ``seed``."""
+    w = np.random.default_rng(seed).exponential(size=(N_DRAWS, m))
+    w /= w.sum(axis=1, keepdims=True)                                     # (N_DRAWS, m)
+    w.flags.writeable = False
+    return w
+
+
+def _bounded_interval(d: np.ndarray, bounds: tuple[float, float], level: float, seed: int) -> tuple[float, float]:
+    """Gaffke's interval of the mean of values in ``bounds`` (Learned-Miller and Thomas 2019's bound).
+
+    The upper end is the ``(1 + level) / 2`` quantile over uniform spacings ``w`` (Dirichlet(1, ..., 1),
+    N_DRAWS draws with ``seed``) of ``sum(w * [sorted d, hi])``: the largest mean the sample allows when
+    a share ``w_last`` of the prompts, unseen, sits at the upper bound; the lower end mirrors it. It is
+    at least as tight as Anderson's distribution-free bound; that it keeps its level for every bounded
+    law is conjectured, not proved, and tests/report/test_claims_coverage.py measures it.
+    """
+    lo, hi = bounds
+    z = np.sort(np.clip((d - lo) / (hi - lo), 0.0, 1.0))                  # (n,) in [0, 1]
+    w = _spacings(z.size + 1, seed)                                       # (N_DRAWS, n + 1)
+    tail = (1 - level) / 2
+    up = float(np.quantile(w @ np.append(z, 1.0), 1 - tail))
+    down = float(np.quantile(w @ np.insert(z, 0, 0.0), tail))
+    return lo + down * (hi - lo), lo + up * (hi - lo)
+
+
+def _check_bounds(bounds) -> tuple[float, float]:
+    ok = isinstance(bounds, (tuple, list)) and len(bounds) == 2 and all(
+        isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and math.isfinite(v) for v in bounds)
+    if not ok or not bounds[0] < bounds[1]:
+        raise ValueError(f"bounds must be (lo, hi) with lo < hi, the range every per-prompt difference lies in, "
+                         f"got {bounds!r}")
+    return float(bounds[0]), float(bounds[1])
+
+
 def _mean_interval(d: np.ndarray, level: float, n_flips: int, seed: int) -> tuple[float, float, str]:
     """Interval of the mean of ``d`` (n >= MIN_PROMPTS): sign-flip from ``min_prompts(level)`` on, else t."""
     if d.size >= min_prompts(level):
@@ -305,7 +368,7 @@ def _mean_interval(d: np.ndarray, level: float, n_flips: int, seed: int) -> tupl
 
 
 def paired_difference(a, b, n_flips: int = N_FLIPS, seed: int = 0, level: float = 0.95,
-                      stat: str = "mean") -> Difference:
+                      stat: str = "mean", bounds=None) -> Difference:
     """``stat(a) - stat(b)`` over prompts, where ``a[i]`` and ``b[i]`` were measured on prompt ``i``.
 
     ``stat="mean"``: the mean of the per-prompt differences ``d = a - b``; from ``min_prompts(level)``
@@ -314,12 +377,16 @@ def paired_difference(a, b, n_flips: int = N_FLIPS, seed: int = 0, level: float 
     ones drawn with ``seed`` above), from MIN_PROMPTS (3) to 5 prompts with Student's t interval
     (n - 1 degrees of freedom). ``stat="median"``: the median of ``d`` with the sign test's
     order-statistic interval (exact for any continuous ``d``), from ``min_prompts(level)`` prompts.
+    ``bounds=(lo, hi)``, the range every ``d[i]`` lies in (e.g. (-1, 1) for two rates): the mean with
+    Gaffke's interval (method ``bounded``, :func:`_bounded_interval`, draws with ``seed``) from
+    MIN_PROMPTS prompts, which assumes no symmetry: honest where a few prompts carry every hit.
     Prompts where either value is NaN are left out; none left: undefined (NaN); fewer prompts than
     the method needs: ``too_few``, no interval and no direction. ``method`` names the interval.
     """
-    if stat not in ("mean", "median"):
-        raise ValueError(f"stat must be 'mean' or 'median', got {stat!r}")
+    if stat not in ("mean", "median") or (bounds is not None and stat != "mean"):
+        raise ValueError(f"stat must be 'mean' or 'median' ('mean' with bounds), got {stat!r}")
     level, n_flips = _check_level(level), _check_flips(n_flips)
+    bounds = None if bounds is None else _check_bounds(bounds)
     a, b = _paired_arrays(a, b)
     keep = ~(np.isnan(a) | np.isnan(b))
     d = a[keep] - b[keep]
@@ -329,6 +396,8 @@ def paired_difference(a, b, n_flips: int = N_FLIPS, seed: int = 0, level: float 
     est = float(np.mean(d) if stat == "mean" else np.median(d))
     if not np.isfinite(d).all():
         raise ValueError(f"paired values must be finite or NaN (NaN leaves the prompt out), got {d.tolist()}")
+    if bounds is not None and (d.min() < bounds[0] - 1e-12 or d.max() > bounds[1] + 1e-12):
+        raise ValueError(f"a per-prompt difference lies outside bounds {bounds}: {d.tolist()}")
     if stat == "median":
         if n < min_prompts(level):
             return Difference(est, math.nan, math.nan, n, level, too_few=True,
@@ -336,6 +405,8 @@ def paired_difference(a, b, n_flips: int = N_FLIPS, seed: int = 0, level: float 
         return Difference(est, *_sign_test_interval(d, level), n, level, method="sign test")
     if n < MIN_PROMPTS:
         return Difference(est, math.nan, math.nan, n, level, too_few=True)
+    if bounds is not None:
+        return Difference(est, *_bounded_interval(d, bounds, level, seed), n, level, method="bounded")
     lo, hi, method = _mean_interval(d, level, n_flips, seed)
     return Difference(est, lo, hi, n, level, method=method)
 
@@ -350,8 +421,9 @@ def rate_difference(hits_a, totals_a, hits_b, totals_b, n_flips: int = N_FLIPS, 
     interval is the interval of a mean (:func:`paired_difference`: sign-flip from ``min_prompts(level)``
     prompts, t from MIN_PROMPTS) of the prompts' jackknife pseudo-values ``n est - (n - 1) est_without_i``
     (each prompt dropped from both sides at once), widened if needed to contain the estimate. Only
-    prompts with a count on either side carry the comparison (``n``); fewer than MIN_PROMPTS, or a side
-    whose rate rests on one prompt: ``too_few``.
+    prompts with a count on either side carry the comparison (``n``); fewer than MIN_PROMPTS, a side
+    whose rate rests on one prompt, or a side whose hits come from fewer than MIN_PROMPTS prompts (its
+    spread over prompts would be a few prompts' say, or none: every prompt at 0): ``too_few``.
     """
     level, n_flips = _check_level(level), _check_flips(n_flips)
     ha, ta = _paired_arrays(hits_a, totals_a)
@@ -374,6 +446,10 @@ def rate_difference(hits_a, totals_a, hits_b, totals_b, n_flips: int = N_FLIPS, 
     if (ra <= 0).any() or (rb <= 0).any():
         return Difference(est, math.nan, math.nan, n, level, too_few=True,
                           note="one side's rate rests on a single prompt")
+    with_hits = min(int((ha != 0).sum()), int((hb != 0).sum()))
+    if with_hits < MIN_PROMPTS:
+        return Difference(est, math.nan, math.nan, n, level, too_few=True,
+                          note=f"one side's hits come from {with_hits} prompts, an interval needs {MIN_PROMPTS}")
     without = (ha.sum() - ha) / ra - (hb.sum() - hb) / rb              # (n,) leave-one-prompt-out estimates
     lo, hi, method = _mean_interval(n * est - (n - 1) * without, level, n_flips, seed)
     return Difference(est, min(lo, est), max(hi, est), n, level, method=method)
@@ -545,7 +621,7 @@ def replay_lenience(gens, leniences) -> LenienceReplay:
 # across settings (``ledger_table``) and find where it turns (``contradictions``).
 
 LEDGER_FIELDS = ("notebook", "claim", "family", "seed", "value", "lo", "hi", "n", "level", "direction",
-                 "verdict", "text")
+                 "verdict", "text", "data")
 _CLAIM_ID = re.compile(r"^[A-Za-z0-9_.:+-]+$")
 MEASURED = "measured"  # the verdict of a plain number: no direction
 
@@ -554,14 +630,27 @@ def _finite_or_none(x) -> float | None:
     return float(x) if x is not None and math.isfinite(x) else None
 
 
+def _check_data(data) -> dict:
+    """``data``: what a claim was judged at (e.g. ``{"position": 10}``), names to JSON scalars."""
+    if data is None:
+        return {}
+    scalar = (str, int, float, bool, np.integer, np.floating, type(None))
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, scalar) for k, v in data.items()):
+        raise ValueError(f"data must map names to numbers, strings, booleans or None (what the claim was judged at), "
+                         f"got {data!r}")
+    return {k: v.item() if isinstance(v, (np.integer, np.floating)) else v for k, v in data.items()}
+
+
 def claim_row(claim_id: str, value, notebook: str, family_name: str | None = None, seed: int | None = None,
-              expected: int | None = None) -> dict:
+              expected: int | None = None, data: dict | None = None) -> dict:
     """One ledger row (fields ``LEDGER_FIELDS``) for a claim; ``family_name`` and ``seed`` default to
     ``config.FAMILY`` and ``config.SEED``.
 
     ``value`` is a :class:`Difference` (verdict ``Difference.verdict``, or ``Difference.claim(expected)``
     when an ``expected`` direction is given; ``direction`` its sign), a bool (a claim asserted: ``holds``
     or ``broken``) or a number (``measured``, no direction). NaN and infinities are written as null.
+    ``data`` holds what the claim was judged at (e.g. the position), so that its id stays the same
+    across prompt sets.
     """
     if not isinstance(claim_id, str) or not _CLAIM_ID.match(claim_id):
         raise ValueError(f"claim_id must be a non-empty name of letters, digits and _.:+- (no spaces), "
@@ -570,7 +659,7 @@ def claim_row(claim_id: str, value, notebook: str, family_name: str | None = Non
         raise ValueError(f"notebook must name the notebook that makes the claim, got {notebook!r}")
     row = dict(notebook=notebook, claim=claim_id, family=config.FAMILY if family_name is None else str(family_name),
                seed=config.SEED if seed is None else int(seed), value=None, lo=None, hi=None, n=None,
-               level=None, direction=None, verdict=MEASURED, text="")
+               level=None, direction=None, verdict=MEASURED, text="", data=_check_data(data))
     if isinstance(value, Difference):
         row.update(value=_finite_or_none(value.estimate), lo=_finite_or_none(value.lo), hi=_finite_or_none(value.hi),
                    n=value.n, level=value.level, direction=value.sign,
@@ -586,15 +675,10 @@ def claim_row(claim_id: str, value, notebook: str, family_name: str | None = Non
     return row
 
 
-def record(claim_id: str, value, notebook: str, family_name: str | None = None, seed: int | None = None,
-           expected: int | None = None, path=None) -> dict:
-    """Append the claim's row (:func:`claim_row`) to the ledger at ``path`` (default
-    ``config.CLAIMS_LEDGER``; None: nothing is written) and return it.
-
-    One ``os.write`` of the whole line to a file opened for appending, so that notebooks running in
-    parallel never interleave their lines.
-    """
-    row = claim_row(claim_id, value, notebook, family_name, seed, expected)
+def _append(row: dict, path=None) -> None:
+    """Append ``row`` to the ledger at ``path`` (default ``config.CLAIMS_LEDGER``; None: nothing is written),
+    in one ``os.write`` of the whole line to a file opened for appending, so that notebooks running in
+    parallel never interleave their lines."""
     path = config.CLAIMS_LEDGER if path is None else path
     if path:
         line = (json.dumps(row, allow_nan=False) + "\n").encode("utf-8")
@@ -604,6 +688,14 @@ def record(claim_id: str, value, notebook: str, family_name: str | None = None, 
                 raise OSError(f"short write to the claims ledger {path}")
         finally:
             os.close(fd)
+
+
+def record(claim_id: str, value, notebook: str, family_name: str | None = None, seed: int | None = None,
+           expected: int | None = None, path=None, data: dict | None = None) -> dict:
+    """Append the claim's row (:func:`claim_row`) to the ledger at ``path`` (default
+    ``config.CLAIMS_LEDGER``; None: nothing is written) and return it."""
+    row = claim_row(claim_id, value, notebook, family_name, seed, expected, data)
+    _append(row, path)
     return row
 
 
@@ -627,7 +719,7 @@ def read_ledger(path) -> list[dict]:
 
 
 _CELL = {HIGHER: "+", LOWER: "-", SAME: "=", UNSETTLED: "=", FEW: "few", UNDEFINED: "n/a", HOLDS: "holds",
-         BROKEN: "BROKEN", MEASURED: ""}
+         BROKEN: "BROKEN", MEASURED: "", NOT_CHECKED: "n/c"}
 
 
 def _cell(row: dict) -> str:
@@ -640,8 +732,8 @@ def ledger_table(rows: list[dict]) -> str:
     """Claims (notebook/claim, one line each) by settings (family:seed, one column each), as text.
 
     A cell is the verdict (``+`` higher, ``-`` lower, ``=`` no difference beyond the noise, ``few``
-    too few prompts, ``n/a`` undefined, ``holds``/``BROKEN`` for a claim with an expected direction)
-    and the value; the last row of a claim in a setting wins.
+    too few prompts, ``n/a`` undefined, ``holds``/``BROKEN`` for a claim with an expected direction, ``n/c``
+    not checked on random weights) and the value; the last row of a claim in a setting wins.
     """
     settings = sorted({(r["family"], r["seed"]) for r in rows}, key=lambda s: (s[0], s[1]))
     claims = sorted({(r["notebook"], r["claim"]) for r in rows})

@@ -3,8 +3,10 @@
 Every function takes one teacher-forced match array per prompt
 (:func:`csd_lib.measure.curves.teacher_forced_matches`) and counts as
 :func:`csd_lib.measure.curves.curve_from_matches` does (position ``i`` counts the starts with ``i``
-tokens left), so the pooled numbers are the curve's. Intervals treat prompts as paired clusters
-(:func:`csd_lib.report.claims.rate_difference`); too few prompts say so instead of a direction.
+tokens left), so the pooled numbers are the curve's. The conditional change treats prompts as paired
+clusters (:func:`csd_lib.report.claims.rate_difference`); the half-rate check compares each prompt's
+own rates (:func:`half_difference`) at one position every output reaches with enough starts
+(:func:`judge_position`). Too few prompts say so instead of a direction.
 """
 from __future__ import annotations
 
@@ -14,11 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..measure.curves import run_lengths
-from .claims import Difference, rate_difference
+from .claims import Difference, paired_difference, rate_difference
 
 # Paper Fig. 2 (FLAN-T5 drafters for FLAN-T5-XXL on GSM8K and MMLU): position-1 range, late position and its ceiling
 FIG2_POS1 = (0.7, 0.8)
 FIG2_LATE_POS, FIG2_LATE_MAX = 30, 0.1
+JUDGE_POS = 10     # where the half-rate check is judged, unless an output is too short for it
+MIN_STARTS = 10    # starts every prompt must have at the judged position
 
 
 def _counts(match_lists, pos: int) -> tuple[list[int], list[int], list[int]]:
@@ -49,12 +53,36 @@ def last_reached(match_lists, max_pos: int, min_reach: int) -> int:
     return max(i for i in range(1, max_pos + 1) if r[i - 1] >= need)
 
 
-def half_difference(match_lists, pos: int) -> Difference:
-    """P(first ``pos`` accepted) minus half of P(first 1 accepted): positive when position ``pos`` keeps more
-    than half of position 1's rate."""
-    h1, _, t1 = _counts(match_lists, 1)
-    hp, _, tp = _counts(match_lists, pos)
-    return rate_difference(hp, tp, [h / 2 for h in h1], t1)
+def judge_position(match_lists, at: int = JUDGE_POS, min_starts: int = MIN_STARTS) -> int | None:
+    """The position (1-based) where every prompt's output gives at least ``min_starts`` starts, at most
+    ``at``: ``min(at, shortest - min_starts + 1)``; None when that is below 2 (or no prompt scored)."""
+    if at < 2 or min_starts < 1:
+        raise ValueError(f"need at >= 2 and min_starts >= 1, got at={at}, min_starts={min_starts}")
+    lengths = [len(m) for m in match_lists]
+    pos = min(at, min(lengths) - min_starts + 1) if lengths else 0
+    return pos if pos >= 2 else None
+
+
+def half_difference(match_lists, pos: int | None) -> Difference:
+    """Per prompt, over its starts with ``pos`` tokens left: the share whose first ``pos`` drafted tokens
+    are accepted minus half the share whose first one is; averaged over prompts, with the interval of a
+    mean of values in [-1/2, 1/2] (``paired_difference(..., bounds=...)``, which holds where a few prompts
+    carry every hit).
+
+    Positive: position ``pos`` keeps more than half of position 1's rate on a typical prompt. Prompts
+    with no start at ``pos`` are left out; ``pos`` None (no position to judge at): undefined.
+    """
+    if pos is None:
+        return Difference(math.nan, math.nan, math.nan, len(match_lists))
+    if pos < 1:
+        raise ValueError(f"positions start at 1, got {pos}")
+    first, all_ = [], []
+    for m in match_lists:
+        r = run_lengths(np.asarray(m, dtype=bool))
+        ok = r[:max(len(r) - pos + 1, 0)]  # starts s with s + pos <= T, the same for both rates
+        all_.append(float(np.mean(ok >= pos)) if ok.size else math.nan)
+        first.append(float(np.mean(ok >= 1)) if ok.size else math.nan)
+    return paired_difference(all_, np.array(first) / 2, bounds=(-0.5, 0.5))
 
 
 def conditional_change(match_lists, last: int = 10) -> Difference:

@@ -84,3 +84,20 @@ def lenience_says(strict, loose) -> str:
                      "early")
         out.append(line + ".")
     return " ".join(out)
+
+
+def lenience_numbers(strict, loose) -> dict[str, bool | int]:
+    """What :func:`lenience_says` states, by ledger claim id (``claims.record``): ``replay-monotone`` (a law
+    of the greedy rule), per lenient pair ``replay-extra-accepted:REVIEWER:PROPOSER`` (drafted tokens the
+    strict run's reviews accept when replayed at the lenient run's lenience, beyond what they accepted)
+    and ``target-calls-lenient-minus-strict``."""
+    _check(strict, loose)
+    replay = replay_lenience(strict, [1.0, loose.plan.lenience])
+    out: dict[str, bool | int] = {"replay-monotone": replay.monotone}
+    for p in sorted(set(_totals(strict)) | set(_totals(loose))):
+        if pair_lenience(loose.plan, p) > 1:
+            (a1, _), (a_lam, _) = replay.totals(p) if p in replay.pairs() else ((0, 0), (0, 0))
+            reviewer, _, proposer = p.partition("<-")
+            out[f"replay-extra-accepted:{reviewer}:{proposer}"] = int(a_lam - a1)
+    out["target-calls-lenient-minus-strict"] = loose.stats.calls.get("target", 0) - strict.stats.calls.get("target", 0)
+    return out

@@ -128,6 +128,13 @@ def test_rate_difference_counts_only_prompts_that_carry_it_and_keeps_the_pooled_
     # one side's rate rests on a single prompt: no noise estimate for it, whatever n is
     one = rate_difference([5, 0, 0, 0, 0, 0], [9, 0, 0, 0, 0, 0], [1] * 6, [4] * 6)
     assert one.too_few and one.n == 6 and "rests on a single prompt" in one.says()
+    # every prompt reached, but no hit anywhere on one side: the pooled 0 has no spread over prompts,
+    # so a jackknife interval would be the other side's noise alone (a degenerate, far too narrow one)
+    none = rate_difference([0] * 12, [2, 1, 4, 1, 4, 1, 1, 1, 2, 4, 1, 1], [9] * 12, [20] * 12)
+    assert none.too_few and none.estimate == -0.45 and "hits come from 0 prompts" in none.says()
+    two = rate_difference([3, 4] + [0] * 10, [5] * 12, [9] * 12, [20] * 12)
+    assert two.too_few and "hits come from 2 prompts" in two.says()
+    assert not rate_difference([3, 4, 1] + [0] * 9, [5] * 12, [9] * 12, [20] * 12).too_few
     with pytest.raises(ValueError, match="totals_a must hold"):
         rate_difference([1] * 6, [-1] * 6, [1] * 6, [2] * 6)
 
@@ -211,3 +218,24 @@ def test_claims_that_need_trained_weights_are_not_checked_on_random_weights():
     assert expect(lower, +1, "a higher rate", family=toy) == NOT_CHECKED
     with pytest.raises(AssertionError, match="claim broken: a higher rate"):
         expect(lower, +1, "a higher rate", family=tiny)
+
+
+def test_bounded_mean_interval_makes_room_for_prompts_it_has_not_seen():
+    zeros = paired_difference([0.0] * 12, [0.4] * 12, bounds=(-0.5, 1.0))    # every prompt -0.4
+    assert zeros.method == "bounded" and abs(zeros.estimate + 0.4) < 1e-12
+    # a t or sign-flip interval of twelve equal values has width 0; this one leaves room for a share of
+    # prompts, unseen, at either bound: at the 97.5% quantile of a Beta(1, 12) spacing, 0.265 of them
+    b = 1 - 0.025 ** (1 / 12)
+    assert abs(zeros.hi - (-0.4 + 1.4 * b)) < 0.02 and abs(zeros.lo - (-0.4 - 0.1 * b)) < 0.005 and zeros.sign == -1
+    assert abs(paired_difference([0.0] * 12, [0.4] * 12).hi + 0.4) < 1e-12
+    mixed = paired_difference([0.9, 0.8, 0.85, 0.0, 0.9, 0.7], [0.45] * 6, bounds=(-0.5, 1.0), seed=3)
+    assert mixed.lo < mixed.estimate < mixed.hi and -0.5 <= mixed.lo and mixed.hi <= 1.0
+    assert mixed == paired_difference([0.9, 0.8, 0.85, 0.0, 0.9, 0.7], [0.45] * 6, bounds=(-0.5, 1.0), seed=3)
+    assert paired_difference([0.5, 0.6], [0.1, 0.1], bounds=(-1, 1)).too_few    # from MIN_PROMPTS on, as the mean
+    assert paired_difference([0.5, 0.6, float("nan"), 0.7], [0.1] * 4, bounds=(-1, 1)).n == 3
+    with pytest.raises(ValueError, match="outside bounds"):
+        paired_difference([0.5, 1.6, 0.7], [0.1] * 3, bounds=(-1, 1))
+    with pytest.raises(ValueError, match="bounds must be"):
+        paired_difference([0.5] * 3, [0.1] * 3, bounds=(1, -1))
+    with pytest.raises(ValueError, match="'mean' with bounds"):
+        paired_difference([0.5] * 6, [0.1] * 6, bounds=(-1, 1), stat="median")

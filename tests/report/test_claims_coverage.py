@@ -1,11 +1,13 @@
 """The intervals of csd_lib.claims keep their stated coverage at small n, measured by simulation.
 
 Each process draws per-prompt data with a known true difference; the coverage of a cell is the
-share of its trials whose 95% interval holds the truth: the t interval at 3 to 5 prompts, the
-sign-flip (or, for a median, the sign test's) interval from ``min_prompts`` (6 at 95%) on. With
-fewer prompts than its method needs every result must say ``too few``. ``python tests/test_claims_coverage.py``
-prints the whole table, with the processes this method does not claim to cover (strong skew,
-heavy-tailed totals) below a rule.
+share of its stated intervals (trials not ``too few``) that hold the truth: the t interval at 3 to 5
+prompts, the sign-flip (or, for a median, the sign test's) interval from ``min_prompts`` (6 at 95%) on,
+Gaffke's interval of a bounded mean from 3 prompts. A cell must state an interval in at least half its
+trials (rate_difference declines when a side's hits come from fewer than 3 prompts); with fewer prompts
+than its method needs every result must say ``too few``. ``python tests/report/test_claims_coverage.py``
+prints the whole table, with the processes these methods do not claim to cover (strong skew,
+heavy-tailed totals, a pooled rate where a few prompts carry every hit) below a rule.
 """
 import math
 import sys
@@ -63,6 +65,36 @@ def _small_totals():
     return draw, m1 - mb1
 
 
+def _carried(share, n_lo=10, n_hi=30):
+    """Per prompt, over its starts (n_lo to n_hi, as at the position 01 judges): the first token accepted
+    with p1 ~ Beta(17, 3), and the whole run given that with c ~ Beta(9, 1) on a ``share`` of the prompts,
+    never on the rest (zero-inflated, bimodal per prompt). The claim: mean of u_h - u_1 / 2, in [-1/2, 1/2]."""
+    def counts(rng, n):
+        starts = rng.integers(n_lo, n_hi + 1, n)
+        first = rng.binomial(starts, rng.beta(17, 3, n))
+        c = np.where(rng.random(n) < share, rng.beta(9, 1, n), 0.0)
+        return rng.binomial(first, c), first, starts
+    return counts, share * 0.9 * 0.85 - 0.85 / 2
+
+
+def _half_rate(share):
+    counts, truth = _carried(share)
+
+    def draw(rng, n):
+        h, first, starts = counts(rng, n)
+        return paired_difference(h / starts, first / starts / 2, bounds=(-0.5, 0.5))
+    return draw, truth
+
+
+def _half_rate_pooled(share):
+    counts, truth = _carried(share)
+
+    def draw(rng, n):
+        h, first, starts = counts(rng, n)
+        return rate_difference(h, starts, first / 2, starts)
+    return draw, truth        # the starts do not depend on the prompt's kind: the pooled truth is the same
+
+
 CLAIMED = {
     "normal differences": _paired(lambda rng, n: rng.normal(0.3, 1.0, n), 0.3),
     "heavy-tailed differences (t, 3 df)": _paired(lambda rng, n: 0.1 + rng.standard_t(3, n), 0.1),
@@ -71,6 +103,8 @@ CLAIMED = {
     "binomial rates, totals 5-80": _uniform_totals(5, 80),
     "binomial rates, totals grow with the rate": _growing_totals(),
     "binomial rates, totals 2-10, rates near 0.85": _small_totals(),
+    "bounded mean: 15% of prompts carry every hit (zero-inflated)": _half_rate(0.15),
+    "bounded mean: 15% of prompts never hit (bimodal)": _half_rate(0.85),
 }
 
 
@@ -83,11 +117,13 @@ LIMITS = {  # reported by the table, not claimed
     "skewed differences (skewness 1)": _paired(lambda rng, n: (rng.gamma(4, 1, n) - 4) / 2, 0.0),
     "skewed differences (skewness 2)": _paired(lambda rng, n: rng.exponential(1, n) - 1, 0.0),
     "binomial rates, lognormal totals (a few prompts carry most)": _lognormal_totals(),
+    "pooled rates: 15% of prompts carry every hit (zero-inflated)": _half_rate_pooled(0.15),
+    "pooled rates: 15% of prompts never hit (bimodal)": _half_rate_pooled(0.85),
 }
 
 
 def coverage(process, n: int, trials: int, seed: int) -> tuple[float, int]:
-    """(share of trials whose interval holds the truth, trials that were too few to decide)."""
+    """(share of the stated intervals that hold the truth, NaN when none; trials that were too few to decide)."""
     draw, truth = process
     rng = np.random.default_rng(seed)
     held = few = 0
@@ -95,7 +131,7 @@ def coverage(process, n: int, trials: int, seed: int) -> tuple[float, int]:
         d = draw(rng, n)
         few += d.too_few
         held += d.defined and d.lo <= truth <= d.hi
-    return held / trials, few
+    return (held / (trials - few) if few < trials else math.nan), few
 
 
 def table(processes, ns, trials: int, spot_trials: int) -> dict:
@@ -110,9 +146,9 @@ def _needs(name: str) -> int:
 def test_every_claimed_process_keeps_93_percent_at_every_small_n():
     assert (MIN_PROMPTS, min_prompts(LEVEL)) == (3, 6)
     cov = table(CLAIMED, list(SMALL_N) + list(SPOT_N), TRIALS, SPOT_TRIALS)
-    low = {(name, n): c for name, row in cov.items() for n, (c, few) in row.items()
-           if n >= _needs(name) and (c < FLOOR or few)}
-    assert not low, f"coverage below {FLOOR:.0%} (or too-few results) at {low}"
+    low = {(name, n): (c, few) for name, row in cov.items() for n, (c, few) in row.items()
+           if n >= _needs(name) and not (c >= FLOOR and few <= (SPOT_TRIALS if n in SPOT_N else TRIALS) / 2)}
+    assert not low, f"coverage below {FLOOR:.0%} (or too few to decide in more than half the trials) at {low}"
     for name, row in cov.items():   # below what its method needs, a process gets no interval at all
         assert all(few == TRIALS for n, (_, few) in row.items() if n < _needs(name)), (name, row)
 
@@ -143,9 +179,9 @@ if __name__ == "__main__":  # the whole table, claimed processes first
     trials = int(sys.argv[1]) if len(sys.argv) > 1 else TRIALS
     ns = list(SMALL_N) + list(SPOT_N)
     print(f"coverage of 95% intervals ({trials} trials per cell, {SPOT_TRIALS} at n = 20, 50; 'few' = too few to decide)")
-    print("process".ljust(60) + "".join(f"{n:>7}" for n in ns))
+    print("process".ljust(64) + "".join(f"{n:>7}" for n in ns))
     for procs in (CLAIMED, LIMITS):
         for name, row in table(procs, ns, trials, SPOT_TRIALS).items():
-            print(name.ljust(60) + "".join(f"{'few' if few == (SPOT_TRIALS if n in SPOT_N else trials) else f'{c:.3f}':>7}"
+            print(name.ljust(64) + "".join(f"{'few' if few == (SPOT_TRIALS if n in SPOT_N else trials) else f'{c:.3f}':>7}"
                                            for n, (c, few) in row.items()))
-        print("-" * (60 + 7 * len(ns)))
+        print("-" * (64 + 7 * len(ns)))

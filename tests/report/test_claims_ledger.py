@@ -23,7 +23,8 @@ def test_record_writes_only_where_the_setting_points(tmp_path, monkeypatch):
     rows = read_ledger(path)
     assert [tuple(r) for r in rows] == [LEDGER_FIELDS] * 2
     assert rows[0] | {"text": ""} == dict(notebook="00_start_here", claim="swi-csd-vs-sd", family="tiny-llama", seed=3,
-                                          value=3.5, lo=1.0, hi=6.0, n=6, level=0.95, direction=1, verdict="higher", text="")
+                                          value=3.5, lo=1.0, hi=6.0, n=6, level=0.95, direction=1, verdict="higher", text="",
+                                          data={})
     assert rows[0]["text"] == UP.says() and rows[1]["verdict"] == "broken"
 
 
@@ -69,3 +70,32 @@ def test_bad_claims_and_ledgers_get_clear_errors(tmp_path):
         read_ledger(bad)
     with pytest.raises(ValueError, match="no claims ledger at"):
         read_ledger(tmp_path / "none.jsonl")
+
+
+def test_claims_checked_by_holds_and_expect_are_written_with_their_verdict(tmp_path, monkeypatch):
+    from csd_lib.families.family import load_family
+    from csd_lib.families.toy import random_family
+    from csd_lib.report.claims import NOT_CHECKED, expect, holds
+    path = tmp_path / "ledger.jsonl"
+    monkeypatch.setattr(config, "CLAIMS_LEDGER", str(path))
+    toy, tiny = random_family("llama", seed=0), load_family("tiny-llama")
+    holds(True, "nothing left", family=tiny)                          # no claim id: nothing written
+    assert not path.exists()
+    assert holds(True, "no decay", family=tiny, claim="decays:x", notebook="01", data={"position": 10}) == "holds"
+    assert holds(False, "no decay", family=toy, claim="decays:x", notebook="01") == NOT_CHECKED
+    with pytest.raises(AssertionError, match="claim broken: no decay"):
+        holds(False, "no decay", family=tiny, claim="decays:y", notebook="01")
+    assert expect(UP, -1, "it fell", family=toy, claim="falls", notebook="01") == NOT_CHECKED
+    with pytest.raises(AssertionError, match="claim broken: it fell"):
+        expect(UP, -1, "it fell", family=tiny, claim="falls", notebook="01")
+    rows = read_ledger(path)
+    assert [(r["claim"], r["verdict"]) for r in rows] == [
+        ("decays:x", "holds"), ("decays:x", NOT_CHECKED), ("decays:y", "broken"),
+        ("falls", NOT_CHECKED), ("falls", "broken")]                   # written before the assertion raises
+    assert {(r["family"], r["seed"]) for r in rows} == {(config.FAMILY, config.SEED)}  # the run's setting
+    assert rows[0]["data"] == {"position": 10} and rows[2]["text"] == "broken: no decay"
+    assert rows[4]["direction"] == 1 and rows[4]["lo"] == 1.0
+    with pytest.raises(ValueError, match="claim and notebook together"):
+        holds(True, "x", claim="decays:x")
+    with pytest.raises(ValueError, match="data must map"):
+        record("x", UP, "01", data={"position": [10]})

@@ -4,7 +4,7 @@ import math
 import pytest
 
 from csd_lib import generate, random_family
-from csd_lib.report.lenience_runs import lenience_rows, lenience_says
+from csd_lib.report.lenience_runs import lenience_numbers, lenience_rows, lenience_says
 
 PROMPT = "w5 w6 w7 w5 w6"
 
@@ -34,6 +34,22 @@ def test_sentence_names_the_lenient_review_and_the_target_calls(runs):
     says = lenience_says(strict, loose)
     assert "`base<-small`" in says and "mag_lenience=False" in says
     assert f"{strict.stats.calls['target']}" in says
+
+
+def test_numbers_are_what_the_sentence_states(runs):
+    strict, loose = runs
+    nums = lenience_numbers(strict, loose)
+    assert set(nums) == {"replay-monotone", "replay-extra-accepted:base:small", "target-calls-lenient-minus-strict"}
+    assert nums["replay-monotone"] is True and nums["replay-extra-accepted:base:small"] >= 0
+    assert nums["target-calls-lenient-minus-strict"] == loose.stats.calls["target"] - strict.stats.calls["target"]
+    rows = {r["pair"]: r for r in lenience_rows(strict, loose)}
+    a, r = (int(v) for v in rows["base<-small"]["accepted / reviewed at l = 1"].split(" / "))
+    says = lenience_says(strict, loose)
+    assert f"accepted {a} of {r} drafted tokens at l = 1" in says or f"already accepted all {r}" in says
+    if a < r:  # the sentence's replayed count is the strict count plus the extra
+        assert f"accept {a + nums['replay-extra-accepted:base:small']} of" in says
+    with pytest.raises(ValueError, match="strict"):
+        lenience_numbers(loose, strict)
 
 
 def test_order_and_settings_checked(runs):

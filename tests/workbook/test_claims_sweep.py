@@ -20,11 +20,11 @@ def plan_lines(stdout):
     return [line for line in stdout.splitlines() if line.startswith(("run ", "skip "))]
 
 
-def test_default_plan_is_both_families_on_seeds_1_to_5():
+def test_default_plan_is_the_three_tiny_families_on_seeds_1_to_5():
     r = sweep("--dry-run")
     assert r.returncode == 0, r.stderr
     sets = [line.split(":")[0].split(maxsplit=1)[1] for line in plan_lines(r.stdout)]
-    assert sets == [f"{f} seed={s}" for f in ("tiny-t5", "tiny-llama") for s in range(1, 6)]
+    assert sets == [f"{f} seed={s}" for f in ("tiny-t5", "tiny-llama", "tiny-t5-paper") for s in range(1, 6)]
     assert all(line.count(".ipynb") == len(list((ROOT / "notebooks").glob("*.ipynb"))) for line in plan_lines(r.stdout))
     assert r.stdout.splitlines()[-1] == "ledger (a fresh temporary file), then: python scripts/claims_table.py LEDGER"
 
