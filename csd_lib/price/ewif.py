@@ -232,7 +232,11 @@ def simulate_vc(alpha: float, alpha_prime: float, k: int, n: int, c_d1: float, c
 # Children of one node are siblings, ranked in node order. ``rates[d][b]`` is the acceptance of the
 # sibling of rank ``b`` at depth ``d + 1``, given that its parent was accepted and every earlier sibling
 # rejected (the last row and the last entry of a row repeat, as for chains). At most one sibling is
-# accepted: the review follows one root path, then adds its own token.
+# accepted: the review follows one root path, then adds its own token. A drafter that branches only where it is
+# unsure makes a node's rate depend on how many siblings it has: ``rates`` may then be ``{s: rows}``, the rows of
+# nodes with ``s`` siblings (themselves included; a count not given takes the largest given below it, else the
+# smallest), as the engine's meters give them (:func:`csd_lib.engine.stats.branch_rates`). Trees are evaluated with
+# either; they are built (:func:`best_tree`, :func:`tree_for_widths`) from rows per depth.
 
 def check_tree(parents) -> np.ndarray:
     """``parents`` as an int array, checked: each entry -1 (the root) or an earlier node."""
@@ -277,6 +281,9 @@ def _rate(rates, depth: int, rank: int) -> float:
 
 
 def _check_rates(rates) -> list[list[float]]:
+    if isinstance(rates, dict):
+        raise ValueError("this builds a tree, which takes rates per depth (rates[d][b]); rates by sibling count "
+                         "({s: rows}) evaluate a given tree only: pass one of their rows lists")
     rows = [list(np.asarray(r, dtype=float).ravel()) for r in rates]
     if not rows or any(not r for r in rows) or any(not 0 <= v <= 1 for r in rows for v in r):
         raise ValueError(f"rates must be one non-empty row of acceptance rates in [0, 1] per depth (rates[d][b]: "
@@ -284,10 +291,31 @@ def _check_rates(rates) -> list[list[float]]:
     return rows
 
 
+def _check_table(rates) -> list[list[float]] | dict[int, list[list[float]]]:
+    """Rows per depth, or ``{siblings: rows}`` (keys whole numbers >= 1), checked."""
+    if not isinstance(rates, dict):
+        return _check_rates(rates)
+    if not rates or any(isinstance(s, bool) or int(s) != s or s < 1 for s in rates):
+        raise ValueError(f"rates by sibling count must be {{s: rows}} with s a whole number >= 1, got keys "
+                         f"{sorted(rates)!r}")
+    return {int(s): _check_rates(rows) for s, rows in rates.items()}
+
+
+def _rows_for(table, siblings: int) -> list[list[float]]:
+    """The rows of nodes with ``siblings`` siblings: the largest count given up to it, else the smallest."""
+    if not isinstance(table, dict):
+        return table
+    below = [s for s in table if s <= siblings]
+    return table[max(below) if below else min(table)]
+
+
 def tree_node_rates(parents, rates) -> np.ndarray:
-    """Each node's conditional acceptance: ``rates[depth - 1][rank]`` (:func:`sibling_ranks`)."""
-    rows = _check_rates(rates)
-    return np.array([_rate(rows, d, b) for d, b in zip(tree_depths(parents), sibling_ranks(parents))])
+    """Each node's conditional acceptance: ``rates[depth - 1][rank]`` (:func:`sibling_ranks`), with rates by
+    sibling count the rows of its parent's number of children."""
+    table, par = _check_table(rates), check_tree(parents)
+    kids = np.bincount(par + 1, minlength=par.size + 1)  # children of the root (0) and of node i (i + 1)
+    return np.array([_rate(_rows_for(table, int(kids[p + 1])), d, b)
+                     for p, d, b in zip(par.tolist(), tree_depths(par), sibling_ranks(par))])
 
 
 def tree_accept_probs(parents, rates) -> np.ndarray:

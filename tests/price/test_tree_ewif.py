@@ -141,3 +141,45 @@ def test_the_ranking_spends_spare_width_only_where_the_target_has_it():
     assert narrow[0]["budget"] == 1 and narrow[-1]["budget"] == 16
     chain = next(r for r in wide if r["budget"] == [1, 1, 1, 1])
     assert chain["parents"] == [-1, 0, 1, 2] and chain["widths"] == [1, 1, 1, 1]
+
+
+def test_rates_by_sibling_count_pick_each_nodes_row():
+    by = {1: [[0.9], [0.8]], 2: [[0.5, 0.4], [0.3, 0.2]]}
+    # root: two children (0, 1); node 0: one child (2); node 1: two children (3, 4)
+    tree = [-1, -1, 0, 1, 1]
+    p0, p1 = 0.5, 0.5 * 0.4
+    want = [p0, p1, p0 * 0.8, p1 * 0.3, p1 * 0.7 * 0.2]
+    assert tree_accept_probs(tree, by) == pytest.approx(want)
+    mc = simulate_tree(tree, by, n_sim=200_000, seed=1)
+    assert abs(mc["accepted"] - sum(want)) < 4 * mc["accepted_se"]
+    # a count not given takes the largest below it, else the smallest
+    assert expected_accepted_tree([-1, -1, -1], {2: [[0.5]]}) == pytest.approx(expected_accepted_tree([-1, -1, -1], [[0.5]]))
+    assert expected_accepted_tree([-1], {2: [[0.5]], 3: [[0.1]]}) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="rates per depth"):
+        best_tree(by, 3)
+    with pytest.raises(ValueError, match="sibling count"):
+        expected_accepted_tree([-1], {0: [[0.5]]})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["tree-sd", "csd-tree"])
+def test_the_tree_ewif_predicts_the_engines_accepted_length(method):
+    """tiny-llama, 24 test prompts: the EWIF of each target review's own tree, fed the engine's measured rates per
+    node place (depth, siblings, rank), against the engine's meters' accepted tokens per target call."""
+    import torch
+
+    from csd_lib import generate
+    from csd_lib.engine.stats import branch_rates
+    from csd_lib.families.family import load_family
+    from csd_lib.families.tasks import load_task
+
+    torch.set_num_threads(1)
+    fam = load_family("tiny-llama")
+    gens = [generate(fam, ex.prompt, method, max_new_tokens=96) for ex in load_task("synth-gsm8k", "test", 24)]
+    rates = branch_rates([g.stats for g in gens], by_siblings=True)
+    trees = [e.parents for g in gens for e in g.events if e.depth == 0]
+    assert len(trees) == sum(g.stats.calls["target"] for g in gens)
+    predicted = np.mean([expected_accepted_tree(t, rates) for t in trees])
+    measured = sum(a for g in gens for b in g.stats.branches.values() for _, a in b.places().values()) / len(trees)
+    assert measured > 2 and any(len(t) > len(set(t)) for t in trees)  # drafts pass, and the trees branch
+    assert predicted == pytest.approx(measured, rel=0.05)
