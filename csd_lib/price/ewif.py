@@ -525,6 +525,18 @@ class _Alg1Sim:
         if not drafters:                       # bottom model proposes its block
             self._charge(reviewer, mask, ctx, 0)
             return np.where(mask, np.minimum(self.block, room), 0)
+        lab, n_new, used = self.draft(drafters, K, mask, room, ctx)
+        self._charge(reviewer, mask, ctx, n_new)  # the reviewer scores the draft and one more
+        cols = np.arange(lab.shape[1])[None, :]
+        P = self._probs(reviewer, used, lab.shape[1])
+        probs = P[lab, np.broadcast_to(cols, lab.shape)]              # (N, cap)
+        acc = _accepted_prefix(self.rng, probs, n_new)
+        self._keep(mask, ctx + acc)
+        return np.where(mask, acc + 1, 0)
+
+    def draft(self, drafters, K, mask, room, ctx) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """What ``drafters`` (K's rows from theirs) draft for one review that may emit ``room`` tokens: the
+        proposer of each drafted position (N, cap), the drafted count (N,) and the proposers that drafted."""
         limit = room - 1                       # the reviewer adds one token of its own
         cap = max(_max_output(drafters, K, self.block)[0], 1)
         lab = np.zeros((self.n, cap), dtype=np.int64)                  # (N, cap) proposer ids
@@ -544,12 +556,22 @@ class _Alg1Sim:
                 seg = (cols >= n_new[:, None]) & (cols < (n_new + m)[:, None])
                 lab[seg] = self.label[d]
                 n_new += m
-        self._charge(reviewer, mask, ctx, n_new)  # the reviewer scores the draft and one more
-        P = self._probs(reviewer, used, cap)
-        probs = P[lab, np.broadcast_to(cols, lab.shape)]              # (N, cap)
-        acc = _accepted_prefix(self.rng, probs, n_new)
-        self._keep(mask, ctx + acc)
-        return np.where(mask, acc + 1, 0)
+        return lab, n_new, used
+
+
+def simulate_drafts(plan: Plan, acceptance: Mapping, costs, n_sim: int = 4000, seed: int = 0,
+                    cache_length: float | None = None, target: str = "target") -> dict:
+    """What ``plan``'s drafters draft for one review by ``target`` (Algorithm 1's drafting under Bernoulli acceptance,
+    as :func:`predict_speedup` simulates it, without the target's call): ``drafted`` (N,) tokens, ``cost`` (N,) of the
+    drafting calls (``costs`` as :func:`predict_speedup` takes them) and ``calls`` {model: mean calls}."""
+    drafters = list(plan.drafters)
+    if not drafters:
+        raise ValueError(f"plan {plan.method!r} has no drafters: nothing to simulate")
+    sim = _Alg1Sim(target, drafters, plan.K, plan.bottom_block, _pick_table(acceptance, plan.lenience), costs, n_sim,
+                   np.random.default_rng(seed), cache_length)
+    _, drafted, _ = sim.draft(drafters, plan.K, np.ones(n_sim, dtype=bool), np.full(n_sim, _UNBOUNDED),
+                              np.zeros(n_sim, dtype=np.int64))
+    return {"drafted": drafted, "cost": sim.cost.copy(), "calls": {m: c / n_sim for m, c in sim.calls.items()}}
 
 
 # long: its docstring documents every argument; the code is about 30 lines

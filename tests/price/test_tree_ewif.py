@@ -120,7 +120,9 @@ def test_a_verification_call_is_priced_by_the_nodes_it_feeds():
     assert cm.verify("target", 5) == pytest.approx(1e-2 + 6e-3)  # five nodes and the last committed token
     pr = price_tree(TREE, RATES, cm, "small")
     assert pr["verify_s"] == pytest.approx(cm.verify("target", 5))
-    assert pr["draft_s"] == pytest.approx((1e-3 + 1e-4) + (1e-3 + 2e-4) + (1e-3 + 2e-4))  # depths fed 1, 2, 2 nodes
+    # as tree-sd feeds them: the last step's tokens, then the last token and the 2, then the 4 nodes so far
+    tokens = expected_tokens_tree(TREE, RATES)
+    assert pr["draft_s"] == pytest.approx((1e-3 + tokens * 1e-4) + (1e-3 + 3e-4) + (1e-3 + 5e-4))
     assert pr["speedup"] == pytest.approx(cm.ar_step() * expected_tokens_tree(TREE, RATES) / pr["step_s"])
 
 
@@ -183,3 +185,54 @@ def test_the_tree_ewif_predicts_the_engines_accepted_length(method):
     measured = sum(a for g in gens for b in g.stats.branches.values() for _, a in b.places().values()) / len(trees)
     assert measured > 2 and any(len(t) > len(set(t)) for t in trees)  # drafts pass, and the trees branch
     assert predicted == pytest.approx(measured, rel=0.05)
+
+
+@pytest.mark.parametrize("branch_below", [1.0, 0.6])
+def test_tree_sd_is_priced_by_the_tokens_its_drafter_feeds(branch_below):
+    """The drafter's meter counts what tree_sd_fed says, round by round: the first call the tokens its cache lacks
+    (the prompt, then the last round's output), every later depth the last token and every node so far."""
+    from csd_lib import generate, random_family
+    from csd_lib.engine.cascade import encode_prompt
+    from csd_lib.price.pricing import tree_sd_fed
+
+    fam = random_family("llama", vocab_size=6, n_drafters=1, seed=1, eos=None)
+    g = generate(fam, "w3 w4 w5 w3 w4", "tree-sd", tree=[2, 2, 2], branch_below=branch_below, max_new_tokens=30)
+    catch_up, fed = len(encode_prompt(fam, "w3 w4 w5 w3 w4")), []
+    for e in (e for e in g.events if e.depth == 0):
+        fed += tree_sd_fed(tree_widths(e.parents), catch_up)
+        catch_up = len(e.path) + 1
+    assert sum(fed) == fam.drafters[0].meter.tokens_fed and len(fed) == g.stats.calls["small"]
+    assert tree_sd_fed([2, 2, 2], 4) == [4, 3, 5] and tree_sd_fed([], 4) == []
+
+
+def test_tree_shapes_of_the_engines_methods():
+    from csd_lib.price.pricing import csd_tree_parents, tree_sd_parents
+
+    assert tree_sd_parents([2, 2, 2]) == [-1, -1, 0, 1, 2, 3]  # two choices at the root, then first choices only
+    assert tree_sd_parents([3, 4]) == [-1, -1, 0, 1, 0, 1]  # two choices a node at most; ranks, then parent order
+    assert tree_sd_parents([1, 1]) == [-1, 0]                   # SD's chain
+    # a chain of 4 with 2 nodes at depths 1-2 and 3 at depth 3 of a budget [2, 2, 3]: chain token first
+    assert csd_tree_parents(4, [2, 2, 3]) == [-1, -1, 0, 0, 2, 2, 2, 4]
+    assert csd_tree_parents(1, [2, 2, 3]) == [-1, -1] and tree_widths(csd_tree_parents(5, [2, 2])) == [2, 2, 1, 1, 1]
+
+
+def test_csd_tree_is_priced_by_its_cascade_leaves_and_review():
+    """Per-call constants: the drafting is the cascade's (small reviewing MaG's block until K[0][0] tokens), MaG's
+    leaf proposals cost nothing, and the target's review is one call; a budget of ones is csd's chain."""
+    from csd_lib.engine.plan import Plan
+    from csd_lib.price.ewif import predict_speedup
+    from csd_lib.price.pricing import csd_tree_parents, price_csd_tree
+
+    table = {("target", "small"): [0.8], ("small", "mag"): [0.5], ("target", "mag"): [0.3]}
+    cm = CostModel.constant({"target": 1.0, "small": 0.1, "mag": 0.0})
+    chain = Plan.csd(["small", "mag"], [[4, 0], [0, 10]], 1.0, 10)
+    pr = price_csd_tree(Plan.from_dict({**chain.to_dict(), "method": "csd-tree", "tree": [1]}), table, [[0.8]], cm,
+                        n_sim=20_000)
+    ref = predict_speedup(chain, table, cm, n_sim=20_000)
+    assert pr["verify_s"] == pytest.approx(1.0) and pr["speedup"] == pytest.approx(ref["speedup"], rel=0.03)
+    assert pr["tokens_per_step"] == pytest.approx(ref["tokens_per_target_call"], rel=0.03)
+    assert 4 <= pr["chain"] <= 4 - 1 + 11 and pr["nodes"] == pr["chain"]
+    wide = price_csd_tree(Plan.from_dict({**chain.to_dict(), "method": "csd-tree", "tree": [3, 2]}), table,
+                          [[0.8, 0.5, 0.5]], cm, n_sim=20_000)
+    assert wide["nodes"] == pytest.approx(pr["chain"] + 3) and wide["draft_s"] == pytest.approx(pr["draft_s"])
+    assert wide["tokens_per_step"] > pr["tokens_per_step"] and len(csd_tree_parents(4, [3, 2])) == 4 + 3
