@@ -34,7 +34,8 @@ def arg_drafters(args) -> list[str] | None:
 
 def load_from_args(args) -> Family:
     """The family named by CLI arguments: ``--family``, or ``--target ID --drafters ID,ID``; ``--device``, ``--dtype``."""
-    return load_family(args.family, device=args.device, dtype=args.dtype, target=getattr(args, "target", None),
+    return load_family(args.family, device=args.device, dtype=getattr(args, "dtype", None),
+                       target=getattr(args, "target", None),
                        drafters=arg_drafters(args))
 
 

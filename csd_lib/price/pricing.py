@@ -151,7 +151,8 @@ def price_tree_plan(plan: Plan, table: dict, rates, cost_model, tokens: float, s
     ``medusa``: the greedy tree of the budget, :func:`csd_lib.price.ewif.tree_for_widths`, with no drafting call),
     plus each model's start, against AR. ``rates``: the tree's (:func:`csd_lib.engine.stats.branch_rates`; rows by
     sibling count are read for Medusa's tree as its widest count's). Returns speedup, tokens_per_s,
-    ar_tokens_per_s, cache_length, tokens_per_target_call, nodes_per_target_call and the step's price."""
+    ar_tokens_per_s, cache_length, tokens_per_target_call, nodes_per_target_call, the step's price (``step``) and
+    its cost_share (the target's review and the drafting, starts left out)."""
     starts, ar_time, L = _start_and_ar(cost_model, ["target", *plan.neural], tokens, start)
     if plan.method == "tree-sd":
         parents = tree_sd_parents(plan.tree)
@@ -168,7 +169,8 @@ def price_tree_plan(plan: Plan, table: dict, rates, cost_model, tokens: float, s
     time = starts + tokens * step["cost_per_token"]
     return {"cache_length": L, "ar_tokens_per_s": tokens / ar_time, "speedup": ar_time / time,
             "tokens_per_s": tokens / time, "tokens_per_target_call": step["tokens_per_step"],
-            "nodes_per_target_call": step["nodes"], "step": step}
+            "nodes_per_target_call": step["nodes"], "step": step,
+            "cost_share": {"target": step["verify_s"] / step["step_s"], "drafting": step["draft_s"] / step["step_s"]}}
 
 
 def rank_tree_budgets(rates, cost_model, budgets, drafter: str | None, cache_length: float | None = None,
