@@ -14,6 +14,7 @@ import torch
 from ..engine.plan import check_seed
 from ..families.family import Family, check_method, load_family
 from ..measure.records import ALL_METHODS as BENCH_METHODS
+from ..measure.records import base_method
 
 log = logging.getLogger(__name__)
 
@@ -176,10 +177,11 @@ def device_arg(text: str) -> str:
 
 
 def method_list(text: str) -> str:
-    """``bench --methods``: a comma-separated list of known methods (checked before any model loads)."""
+    """``bench --methods``: a comma-separated list of known methods, or ``sd@K`` (SD at draft length K beside the
+    run's own sd), checked before any model loads."""
     methods = [m.strip() for m in text.split(",") if m.strip()]
-    bad = [m for m in methods if m not in BENCH_METHODS]
+    bad = [m for m in methods if base_method(m) not in BENCH_METHODS]
     if bad or not methods:
         raise argparse.ArgumentTypeError(f"unknown method(s) {', '.join(bad) or repr(text)}; use a comma-separated "
-                                         f"list of {', '.join(BENCH_METHODS)}")
+                                         f"list of {', '.join(BENCH_METHODS)}, or sd@K (SD at draft length K)")
     return ",".join(methods)

@@ -85,6 +85,30 @@ def rank_run_budgets(recs, cost_model, budgets, n_sim: int = 4000) -> list[dict]
                              run_rates(recs), cost_model, toks, start, n_sim=n_sim)
 
 
+def round_price(recs, cost_model, n_sim: int = 2000) -> dict:
+    """What one target call's round of a run's method costs by the cost model, on the run's own acceptance and
+    shape: ``draft_s`` (every drafting call of the round), ``verify_s`` (the target's review), ``round_s``, the
+    ``tokens`` it yields (predicted) and ``per_token_s``. A chain method's round is Algorithm 1's step
+    (:func:`csd_lib.price.ewif.predict_speedup` over whole generations), a tree method's its budget's step
+    (:func:`csd_lib.price.pricing.price_tree_plan`)."""
+    recs = as_records(recs)
+    plan = recs[0].plan
+    if plan is None or plan.method == "ar":
+        raise ValueError("a round of drafting and review needs a speculative method's records, not AR's")
+    if plan.method in TREE_METHODS:
+        step = predict_walltime(recs, cost_model, n_sim)["step"]
+        draft, verify, tokens = step["draft_s"], step["verify_s"], step["tokens_per_step"]
+    else:
+        toks, start = run_shape(recs, cost_model)
+        p = predict_speedup(plan, run_table(recs, plan), cost_model, n_sim=n_sim, cache_length=start + toks / 2,
+                            horizon=round(toks))
+        tokens = p["tokens_per_target_call"]
+        verify = p["cost_per_token"] * tokens * p["cost_share"]["target"]
+        draft = p["cost_per_token"] * tokens - verify
+    return {"draft_s": draft, "verify_s": verify, "round_s": draft + verify, "tokens": tokens,
+            "per_token_s": (draft + verify) / tokens}
+
+
 def _tree_step_speedup(recs, plan: Plan, costs: dict, n_sim: int) -> float:
     """A tree run's step speedup with per-call constants (model-size or measured seconds): no start, no length."""
     return price_tree_plan(plan, run_table(recs, plan), run_rates(recs), CostModel.constant(costs), 1.0, 1.0,
