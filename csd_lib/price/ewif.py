@@ -343,6 +343,16 @@ def expected_tokens_tree(parents, rates) -> float:
     return 1.0 + expected_accepted_tree(parents, rates)
 
 
+def accepted_distribution(parents, rates) -> np.ndarray:
+    """P(the review accepts ``a`` drafted tokens), ``a = 0..depth``: the accepted path ends at a node (or the root)
+    whose children were all rejected, so each node adds P(accepted) times its children's rejections at its depth."""
+    par, r = check_tree(parents), tree_node_rates(parents, rates)
+    end = np.concatenate([[1.0], tree_accept_probs(par, rates)])         # (nodes + 1,) the root, then each node
+    for i, p in enumerate(par.tolist()):
+        end[p + 1] *= 1.0 - r[i]
+    return np.bincount(np.concatenate([[0], tree_depths(par)]), weights=end)
+
+
 def simulate_tree(parents, rates, n_sim: int = 200_000, seed: int = 0) -> dict:
     """Monte Carlo of a tree review: from the root, each child is tried in rank order and accepted w.p. its rate
     (given the earlier ones failed); the walk goes on from the accepted child, and stops where none is.
@@ -560,16 +570,17 @@ class _Alg1Sim:
 
 
 def simulate_drafts(plan: Plan, acceptance: Mapping, costs, n_sim: int = 4000, seed: int = 0,
-                    cache_length: float | None = None, target: str = "target") -> dict:
+                    cache_length: float | None = None, target: str = "target", room: int | None = None) -> dict:
     """What ``plan``'s drafters draft for one review by ``target`` (Algorithm 1's drafting under Bernoulli acceptance,
     as :func:`predict_speedup` simulates it, without the target's call): ``drafted`` (N,) tokens, ``cost`` (N,) of the
-    drafting calls (``costs`` as :func:`predict_speedup` takes them) and ``calls`` {model: mean calls}."""
+    drafting calls (``costs`` as :func:`predict_speedup` takes them) and ``calls`` {model: mean calls}. ``room``: most
+    tokens the review may emit (the engine's ``cap``: at most ``room - 1`` drafted); None: unbounded."""
     drafters = list(plan.drafters)
     if not drafters:
         raise ValueError(f"plan {plan.method!r} has no drafters: nothing to simulate")
     sim = _Alg1Sim(target, drafters, plan.K, plan.bottom_block, _pick_table(acceptance, plan.lenience), costs, n_sim,
                    np.random.default_rng(seed), cache_length)
-    _, drafted, _ = sim.draft(drafters, plan.K, np.ones(n_sim, dtype=bool), np.full(n_sim, _UNBOUNDED),
+    _, drafted, _ = sim.draft(drafters, plan.K, np.ones(n_sim, dtype=bool), np.full(n_sim, room or _UNBOUNDED),
                               np.zeros(n_sim, dtype=np.int64))
     return {"drafted": drafted, "cost": sim.cost.copy(), "calls": {m: c / n_sim for m, c in sim.calls.items()}}
 

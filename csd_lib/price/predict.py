@@ -45,10 +45,12 @@ def run_shape(recs, cost_model) -> tuple[float, float]:
     return toks, start
 
 
-def run_rates(recs) -> dict:
-    """A tree run's per-branch rates by sibling count (:func:`csd_lib.engine.stats.branch_rates`); a ValueError
-    when its records counted none (a chain method, or lines written before the meters)."""
-    rates = branch_rates([r.stats for r in as_records(recs)], by_siblings=True)
+def run_rates(recs) -> list[list[float]]:
+    """A tree run's per-branch rates per depth and rank (:func:`csd_lib.engine.stats.branch_rates`, pooled over
+    sibling counts: a budget's tree has nodes where the run's drafter had none, so rates conditioned on the run's
+    own shapes would price it with their selection); a ValueError when its records counted none (a chain method,
+    or lines written before the meters)."""
+    rates = branch_rates([r.stats for r in as_records(recs)])
     if not rates:
         raise ValueError("these records hold no per-branch acceptance (stats 'branches'): run a tree method "
                          "(tree-sd, csd-tree, medusa) with this version of bench to price trees")

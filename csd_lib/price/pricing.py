@@ -14,8 +14,8 @@ from dataclasses import replace
 import numpy as np
 
 from ..engine.plan import Plan
-from .ewif import (best_tree, check_tree, expected_tokens_tree, predict_speedup, simulate_drafts, tree_for_widths,
-                   tree_widths)
+from .ewif import (accepted_distribution, best_tree, check_tree, expected_tokens_tree, predict_speedup,
+                   simulate_drafts, tree_depths, tree_for_widths, tree_widths)
 
 
 def _start_and_ar(cost_model, models, tokens: float, start: float) -> tuple[float, float, float]:
@@ -125,50 +125,92 @@ def _step(tokens: float, draft: float, verify: float, ar_step: float) -> dict:
 
 
 def price_csd_tree(plan: Plan, table: dict, rates, cost_model, cache_length: float | None = None,
-                   n_sim: int = 4000, seed: int = 0, target: str = "target") -> dict:
+                   n_sim: int = 4000, seed: int = 0, target: str = "target", room: int | None = None) -> dict:
     """:func:`price_tree` for ``csd-tree``: the cascade drafts the main chain as ``csd`` does (its calls and chain
-    lengths simulated under ``table``, :func:`csd_lib.price.ewif.simulate_drafts`), one MaG proposal per depth of
-    the budget that has room for a leaf (at most), and the target reviews the chain with its leaves
-    (:func:`csd_tree_parents`), whose tokens per step ``rates`` give. Returns :func:`price_tree`'s keys and
-    ``chain`` (the mean chain length) and ``nodes`` (the mean nodes reviewed)."""
+    lengths simulated under ``table``, :func:`csd_lib.price.ewif.simulate_drafts`; ``room``: the engine's cap, at
+    most ``room - 1`` drafted), one MaG proposal per depth of the budget that has room for a leaf (at most), and the
+    target reviews the chain with its leaves (:func:`csd_tree_parents`), whose acceptance ``rates`` give. Returns
+    :func:`price_tree`'s keys, ``chain`` (the mean chain length), ``depth`` (the longest), ``nodes`` (the mean nodes
+    reviewed) and ``dist`` (P(a drafted tokens accepted), :func:`csd_lib.price.ewif.accepted_distribution`)."""
     L = cost_model.cache_length if cache_length is None else cache_length
-    sim = simulate_drafts(plan, table, cost_model, n_sim=n_sim, seed=seed, cache_length=L, target=target)
+    sim = simulate_drafts(plan, table, cost_model, n_sim=n_sim, seed=seed, cache_length=L, target=target, room=room)
     chains, counts = np.unique(sim["drafted"], return_counts=True)
     w = counts / counts.sum()
     trees = [csd_tree_parents(int(n), plan.tree) for n in chains]
-    tokens = float(sum(wi * expected_tokens_tree(t, rates) for wi, t in zip(w, trees)))
+    dist = np.zeros(int(chains.max()) + 1)
+    for wi, t in zip(w, trees):
+        d = accepted_distribution(t, rates)
+        dist[:d.size] += wi * d
     leaves = [sum(b > 1 for b in plan.tree[:int(n)]) for n in chains]  # a MaG proposal where a depth has room
     draft = float(sim["cost"].mean()) + float(np.dot(w, leaves)) * float(cost_model.call("mag", 1))
     verify = float(sum(wi * cost_model.verify(target, len(t), L) for wi, t in zip(w, trees)))
-    return {**_step(tokens, draft, verify, cost_model.ar_step(target, L)), "chain": float(np.dot(w, chains)),
-            "nodes": float(sum(wi * len(t) for wi, t in zip(w, trees)))}
+    return {**_step(1.0 + float(dist @ np.arange(dist.size)), draft, verify, cost_model.ar_step(target, L)),
+            "chain": float(np.dot(w, chains)), "depth": int(chains.max()),
+            "nodes": float(sum(wi * len(t) for wi, t in zip(w, trees))), "dist": dist}
+
+
+def _cut(parents, depth: int) -> list[int]:
+    """The nodes of a tree at depth ``depth`` or less, in order (their parents are kept before them)."""
+    d = tree_depths(parents)
+    keep = [i for i in range(len(d)) if d[i] <= depth]
+    new = {old: i for i, old in enumerate(keep)}
+    return [-1 if parents[i] < 0 else new[parents[i]] for i in keep]
+
+
+def _tree_step_at(plan: Plan, table: dict, rates, cost_model, L: float, n_sim: int, seed: int):
+    """``at(cap)``: the price of one step of ``plan``'s tree drafted at most ``cap`` deep (None: as deep as the
+    budget lets it), with ``nodes`` and ``dist`` (P(a drafted tokens accepted)); each cap priced once."""
+    done: dict = {}
+    if plan.method not in ("tree-sd", "csd-tree", "medusa"):
+        raise ValueError(f"price_tree_plan prices the tree methods (tree-sd, csd-tree, medusa), not {plan.method!r}; "
+                         f"use price_plan")
+    full = tree_sd_parents(plan.tree) if plan.method == "tree-sd" else \
+        tree_for_widths(rates[max(rates)] if isinstance(rates, dict) else rates, plan.tree)
+
+    def at(cap):
+        if cap not in done and plan.method == "csd-tree":
+            done[cap] = price_csd_tree(plan, table, rates, cost_model, L, n_sim=n_sim, seed=seed,
+                                       room=None if cap is None else cap + 1)
+        elif cap not in done:
+            par = full if cap is None else _cut(full, cap)
+            drafter = plan.drafters[0] if plan.method == "tree-sd" else None
+            done[cap] = {**price_tree(par, rates, cost_model, drafter, L), "nodes": float(len(par)),
+                         "depth": len(plan.tree), "dist": accepted_distribution(par, rates)}
+        return done[cap]
+    return at
+
+
+def _generation(at, horizon: int, depth: int) -> tuple[float, float]:
+    """(expected target calls, expected seconds) of a generation of ``horizon`` tokens by steps ``at(cap)``: with
+    ``room`` tokens left a step drafts at most ``room - 1`` deep (the engine's cap), so the last steps are shallower."""
+    calls, secs = np.zeros(horizon + 1), np.zeros(horizon + 1)
+    for done in range(horizon - 1, -1, -1):
+        cap = horizon - done - 1
+        st = at(cap if cap < depth else None)
+        nxt = np.minimum(done + 1 + np.arange(st["dist"].size), horizon)
+        calls[done] = 1.0 + st["dist"] @ calls[nxt]
+        secs[done] = st["step_s"] + st["dist"] @ secs[nxt]
+    return float(calls[0]), float(secs[0])
 
 
 def price_tree_plan(plan: Plan, table: dict, rates, cost_model, tokens: float, start: float, n_sim: int = 4000,
                     seed: int = 0) -> dict:
-    """:func:`price_plan` for a tree method's plan: one step of its tree budget (``plan.tree``) priced at the mean
-    cache length (``tree-sd``: :func:`tree_sd_parents` and :func:`price_tree`; ``csd-tree``: :func:`price_csd_tree`;
-    ``medusa``: the greedy tree of the budget, :func:`csd_lib.price.ewif.tree_for_widths`, with no drafting call),
-    plus each model's start, against AR. ``rates``: the tree's (:func:`csd_lib.engine.stats.branch_rates`; rows by
-    sibling count are read for Medusa's tree as its widest count's). Returns speedup, tokens_per_s,
-    ar_tokens_per_s, cache_length, tokens_per_target_call, nodes_per_target_call, the step's price (``step``) and
-    its cost_share (the target's review and the drafting, starts left out)."""
-    starts, ar_time, L = _start_and_ar(cost_model, ["target", *plan.neural], tokens, start)
-    if plan.method == "tree-sd":
-        parents = tree_sd_parents(plan.tree)
-        step = {**price_tree(parents, rates, cost_model, plan.drafters[0], L), "nodes": float(len(parents))}
-    elif plan.method == "csd-tree":
-        step = price_csd_tree(plan, table, rates, cost_model, L, n_sim=n_sim, seed=seed)
-    elif plan.method == "medusa":
-        rows = rates[max(rates)] if isinstance(rates, dict) else rates
-        parents = tree_for_widths(rows, plan.tree)
-        step = {**price_tree(parents, rates, cost_model, None, L), "nodes": float(len(parents))}
-    else:
-        raise ValueError(f"price_tree_plan prices the tree methods (tree-sd, csd-tree, medusa), not {plan.method!r}; "
-                         f"use price_plan")
-    time = starts + tokens * step["cost_per_token"]
-    return {"cache_length": L, "ar_tokens_per_s": tokens / ar_time, "speedup": ar_time / time,
-            "tokens_per_s": tokens / time, "tokens_per_target_call": step["tokens_per_step"],
+    """:func:`price_plan` for a tree method's plan: whole generations of ``tokens`` tokens (the last steps drafted as
+    shallow as the engine's cap makes them) of its tree budget (``plan.tree``) at the mean cache length, plus each
+    model's start, against AR. A step: ``tree-sd`` :func:`tree_sd_parents` and :func:`price_tree`; ``csd-tree``
+    :func:`price_csd_tree`; ``medusa`` the greedy tree of the budget (:func:`csd_lib.price.ewif.tree_for_widths`,
+    rows by sibling count read as the widest count's) with no drafting call. ``rates``: the tree's
+    (:func:`csd_lib.engine.stats.branch_rates`). Returns speedup, tokens_per_s, ar_tokens_per_s, cache_length,
+    tokens_per_target_call, nodes_per_target_call (the budget's step), ``step`` (the price of one step drafted
+    as deep as the budget lets it) and cost_share (of that step: the target's review and the drafting)."""
+    horizon = max(1, round(tokens))
+    starts, ar_time, L = _start_and_ar(cost_model, ["target", *plan.neural], horizon, start)
+    at = _tree_step_at(plan, table, rates, cost_model, L, n_sim, seed)
+    step = {k: v for k, v in at(None).items() if k != "dist"}
+    calls, secs = _generation(at, horizon, step["depth"])
+    time = starts + secs
+    return {"cache_length": L, "ar_tokens_per_s": horizon / ar_time, "speedup": ar_time / time,
+            "tokens_per_s": horizon / time, "tokens_per_target_call": horizon / calls,
             "nodes_per_target_call": step["nodes"], "step": step,
             "cost_share": {"target": step["verify_s"] / step["step_s"], "drafting": step["draft_s"] / step["step_s"]}}
 

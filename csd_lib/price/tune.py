@@ -319,7 +319,7 @@ def tune_tree(fam, task_or_prompts, method: str = "csd-tree", budgets=None, meas
     plan = gens[0].plan
     stats = [g.stats.to_dict() for g in gens]
     table = complete_table(acceptance_table(stats, min_reached=1), ["target", *plan.drafters])
-    ranked = rank_plan_budgets(plan, budgets, table, branch_rates(stats, by_siblings=True), cm,
+    ranked = rank_plan_budgets(plan, budgets, table, branch_rates(stats), cm,
                                *_shape(fam, prompts, gens), n_sim=n_sim)
     top = [tuple(r["budget"]) for r in ranked[:measure]]
     measured = dict(zip(top, _speedups(fam, prompts, [{"method": method, "tree": list(b)} for b in top],

@@ -236,3 +236,31 @@ def test_csd_tree_is_priced_by_its_cascade_leaves_and_review():
                           [[0.8, 0.5, 0.5]], cm, n_sim=20_000)
     assert wide["nodes"] == pytest.approx(pr["chain"] + 3) and wide["draft_s"] == pytest.approx(pr["draft_s"])
     assert wide["tokens_per_step"] > pr["tokens_per_step"] and len(csd_tree_parents(4, [3, 2])) == 4 + 3
+
+
+def test_the_accepted_length_distribution_by_hand():
+    from csd_lib.price.ewif import accepted_distribution
+
+    # the path ends at the root (0 and 1 rejected), at node 1 or at 0 with 2, 3 rejected, at 2 (4 rejected) or 3, at 4
+    want = [0.4 * 0.5, 0.6 * 0.3 * 0.6 + 0.2, 0.6 * 0.7 * 0.1 + 0.6 * 0.3 * 0.4, 0.6 * 0.7 * 0.9]
+    dist = accepted_distribution(TREE, RATES)
+    assert dist == pytest.approx(want) and dist.sum() == pytest.approx(1.0)
+    assert dist @ np.arange(dist.size) == pytest.approx(expected_accepted_tree(TREE, RATES))
+    assert accepted_distribution([], RATES).tolist() == [1.0]
+
+
+def test_a_tree_plans_generations_end_as_the_engine_caps_them():
+    """A chain budget priced over whole 20-token generations (the last steps cut to the room left) is SD's
+    Algorithm 1 simulation with the same horizon; an unbounded step would claim more tokens per call."""
+    from csd_lib.engine.plan import Plan
+    from csd_lib.price.pricing import price_plan, price_tree_plan
+
+    cm = CostModel.constant({"target": 1.0, "small": 0.1, "mag": 0.0})
+    sd = Plan.sd(4)
+    chain = Plan.from_dict({**sd.to_dict(), "method": "tree-sd", "tree": [1, 1, 1, 1]})
+    tree = price_tree_plan(chain, {}, [[0.7]], cm, 20, 1)
+    ref = price_plan(sd, {("target", "small"): [0.7]}, cm, 20, 1, n_sim=40_000)
+    assert tree["tokens_per_target_call"] == pytest.approx(ref["tokens_per_target_call"], rel=0.02)
+    assert tree["speedup"] == pytest.approx(ref["speedup"], rel=0.02)
+    assert tree["tokens_per_target_call"] < tree["step"]["tokens_per_step"] == pytest.approx(
+        expected_tokens_horizontal([0.7] * 4))
