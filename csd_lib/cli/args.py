@@ -14,6 +14,7 @@ import torch
 from ..engine.plan import check_seed
 from ..families.family import Family, check_method, load_family
 from ..measure.records import ALL_METHODS as BENCH_METHODS
+from ..measure.records import base_method
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,8 @@ def arg_drafters(args) -> list[str] | None:
 
 def load_from_args(args) -> Family:
     """The family named by CLI arguments: ``--family``, or ``--target ID --drafters ID,ID``; ``--device``, ``--dtype``."""
-    return load_family(args.family, device=args.device, dtype=args.dtype, target=getattr(args, "target", None),
+    return load_family(args.family, device=args.device, dtype=getattr(args, "dtype", None),
+                       target=getattr(args, "target", None),
                        drafters=arg_drafters(args))
 
 
@@ -175,10 +177,11 @@ def device_arg(text: str) -> str:
 
 
 def method_list(text: str) -> str:
-    """``bench --methods``: a comma-separated list of known methods (checked before any model loads)."""
+    """``bench --methods``: a comma-separated list of known methods, or ``sd@K`` (SD at draft length K beside the
+    run's own sd), checked before any model loads."""
     methods = [m.strip() for m in text.split(",") if m.strip()]
-    bad = [m for m in methods if m not in BENCH_METHODS]
+    bad = [m for m in methods if base_method(m) not in BENCH_METHODS]
     if bad or not methods:
         raise argparse.ArgumentTypeError(f"unknown method(s) {', '.join(bad) or repr(text)}; use a comma-separated "
-                                         f"list of {', '.join(BENCH_METHODS)}")
+                                         f"list of {', '.join(BENCH_METHODS)}, or sd@K (SD at draft length K)")
     return ",".join(methods)

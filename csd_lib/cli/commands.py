@@ -20,9 +20,11 @@ from ..families.tasks import load_task
 from ..fileio import check_output_path, write_atomic
 from ..measure.bench import results_lock, resume_problem, run_bench
 from ..measure.records import read_records
-from ..price.costfile import bench_costs, read_cost_file, save_costs
-from ..price.forecast import forecast, format_forecast
+from ..price.costfile import bench_costs, load_costs, read_cost_file, save_costs
+from ..price.forecast import forecast, format_forecast, read_acceptance_file
+from ..price.predict import format_budget_ranking, rank_run_budgets
 from ..price.timing import measure_costs
+from ..price.tune import tree_budget_grid, tune_tree
 from ..report.summary import format_table, summarize, summary_json
 from ..teach.demo import run_demo
 from ..viz import bench_figure, trace_text
@@ -150,6 +152,10 @@ def cmd_shadow(args) -> None:
 
 def cmd_predict(args) -> None:
     check_outputs((args.out, "--out"))  # before the forecast, which takes minutes
+    if args.method is not None:
+        return predict_trees(args)
+    if args.tree:
+        raise ValueError("--tree is a tree method's budget: give --method tree-sd, csd-tree or medusa with it")
     if args.device is None or torch.device(args.device).type == "cpu":
         torch.set_num_threads(args.threads)
     drafters = [d.strip() for d in (args.drafters or "").split(",") if d.strip()]
@@ -164,6 +170,59 @@ def cmd_predict(args) -> None:
     if args.out:
         write_atomic(args.out, json.dumps(res) + "\n", "--out")
     print(json.dumps(res) if args.json else format_forecast(res), flush=True)
+
+
+def predict_trees(args) -> None:
+    """``predict --method TREE``: rank tree budgets on a results file's per-branch rates (``--acceptance FILE``), or
+    let the tuner probe the family, price every budget and measure the best (:func:`csd_lib.price.tune.tune_tree`)."""
+    budgets = [check_tree(t, args.method) for t in args.tree] if args.tree else None
+    if args.measure < 0:
+        raise ValueError(f"--measure is how many of the best priced budgets to measure, 0 or more; got {args.measure}")
+    if args.target is not None and args.family is not None:
+        raise ValueError("give --family or --target/--drafters, not both")
+    cost_model = read_cost_file(args.costs) if args.costs else None
+    if args.acceptance == "paper":
+        rows, measured, best, source = _budgets_by_probe(args, budgets, cost_model)
+    elif Path(args.acceptance).suffix in (".jsonl", ".json") or Path(args.acceptance).exists():
+        rows, measured, best, source = _budgets_by_runs(args, budgets, cost_model)
+    else:
+        raise ValueError(f"--method {args.method}: a tree's rates come from runs; give --acceptance a bench results "
+                         f"file of {args.method} runs, or leave --acceptance out to probe the family (the paper "
+                         f"publishes no per-branch rates)")
+    out = {"method": args.method, "source": source, "ranked": rows, "best": list(best or rows[0]["budget"]),
+           "measured": {json.dumps(list(b)): v for b, v in measured.items()}}
+    if args.out:
+        write_atomic(args.out, json.dumps(out) + "\n", "--out")
+    print(json.dumps(out) if args.json else format_budget_ranking(args.method, rows, source, measured, best),
+          flush=True)
+
+
+def _budgets_by_runs(args, budgets, cost_model) -> tuple[list[dict], dict, None, str]:
+    """Budgets ranked on the ``--method`` runs of a results file, priced by ``cost_model`` or the family's committed
+    one."""
+    name = args.family or config.FAMILY
+    recs = [r for r in read_acceptance_file(args.acceptance, name) if r.method == args.method]
+    if not recs:
+        raise ValueError(f"--acceptance {args.acceptance} holds no {args.method} runs; bench it with --methods "
+                         f"{args.method}")
+    cost_model = cost_model or load_costs(name, "cpu")
+    if cost_model is None:
+        raise ValueError(f"no committed cost model of {name} (results/costs-{name}-cpu.json): pass --costs FILE "
+                         f"(python -m csd_lib costs --family {name} --out FILE)")
+    rows = rank_run_budgets(recs, cost_model, budgets or tree_budget_grid(args.method))
+    return rows, {}, None, f"the {args.method} runs in {args.acceptance}"
+
+
+def _budgets_by_probe(args, budgets, cost_model) -> tuple[list[dict], dict, tuple, str]:
+    """The tuner's ranking (:func:`csd_lib.price.tune.tune_tree`) on the family's ``--task`` validation prompts."""
+    check_args_method(args, [args.method])  # before anything loads
+    torch.set_num_threads(args.threads)
+    fam = load_from_args(args)
+    task = args.task or fam.task
+    res = tune_tree(fam, task, args.method, budgets, measure=args.measure, n=args.n,
+                    max_new_tokens=args.max_new_tokens, cost_model=cost_model)
+    source = f"a probe of {args.n} {task} validation prompts at budget {list(res.probe)}"
+    return res.ranked, res.measured, res.best, source
 
 
 def cmd_costs(args) -> None:

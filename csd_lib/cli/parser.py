@@ -7,7 +7,7 @@ import os
 import sys
 
 from .. import config
-from ..engine.plan import ENGINE_METHODS
+from ..engine.plan import ENGINE_METHODS, TREE_METHODS
 from ..families.family import FAMILIES
 from ..families.tasks import SPLITS, TASKS
 from ..measure.records import ALL_METHODS as BENCH_METHODS
@@ -176,6 +176,19 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     pr.add_argument("--prompt-tokens", type=positive_int, default=100, help="prompt length priced")
     pr.add_argument("--seconds", type=positive_float, default=20.0, help="cost measurement budget")
     pr.add_argument("--threads", type=positive_int, default=1, help="torch threads on a CPU (benchmarks use 1)")
+    pr.add_argument("--method", choices=TREE_METHODS, default=None,
+                    help="rank this tree method's tree budgets instead: on --acceptance FILE's runs of it, or (no "
+                         "--acceptance) the tuner probes the family on --task, prices every budget and measures the "
+                         "best --measure against AR")
+    pr.add_argument("--tree", action="append", default=None, metavar="JSON",
+                    help="with --method: a tree budget to rank, most nodes per depth, e.g. '[2,2,2]'; repeat it "
+                         "(default: the tuner's grid)")
+    pr.add_argument("--task", choices=TASKS, default=None,
+                    help="with --method and no --acceptance: the task whose validation split the probe runs "
+                         "(default: the family's)")
+    pr.add_argument("--n", type=positive_int, default=6, help="with --method: prompts the probe runs")
+    pr.add_argument("--measure", type=int, default=2,
+                    help="with --method and no --acceptance: best priced budgets measured against AR (0: none)")
     pr.add_argument("--json", action="store_true", help="print the prediction as one JSON line")
     pr.add_argument("--out", default=None, help="also write the prediction as JSON to this file")
     pr.set_defaults(func=cmd_predict)

@@ -50,16 +50,26 @@ class TreeTop(Level):
         """Log the review and hand up the accepted path plus the target's token (none after an EOS).
 
         ``prov`` says who drafted each node (as in a chain), ``who`` the level below the target it came
-        through (the acceptance key), ``branch`` its choice rank."""
+        through (the acceptance key), ``branch`` its choice rank. Each key counts per depth (a depth is
+        accepted when one of its nodes is) and per node place (:meth:`PairStats.add_branch`: depth, siblings and
+        rank, every sibling tried in order up to the accepted one; the siblings' node order is their choice rank)."""
         path = r.path
         out = [tokens[i] for i in path]
         own: list[str] = []
         if not (out and out[-1] == ctx.eos):
             out.append(r.next_token)
             own = [TARGET_BONUS if r.bonus else TARGET_CORRECTION]
+        kids = children(parents)
+        for d, u in enumerate([-1, *path]):  # the children of the root and of every accepted node, in order
+            nxt = path[d] if d < len(path) else None
+            for b, j in enumerate(kids[u]):
+                st = ctx.acceptance.setdefault(f"{self.name}<-{who[j]}", PairStats())
+                st.add_branch(d, len(kids[u]), b, j == nxt)
+                if j == nxt:
+                    break
         for d, i in enumerate(path):  # per depth: accepted, then the first rejected depth (if it had children)
             ctx.acceptance.setdefault(f"{self.name}<-{who[i]}", PairStats()).add(d, True)
-        rejected = children(parents)[path[-1] if path else -1]
+        rejected = kids[path[-1] if path else -1]
         if rejected:  # (an accepted EOS node has none: nothing is drafted after EOS)
             ctx.acceptance.setdefault(f"{self.name}<-{who[rejected[0]]}", PairStats()).add(len(path), False)
         ctx.events.append(Event(len(ctx.events), 0, self.name, len(prefix), list(tokens), list(prov), who,

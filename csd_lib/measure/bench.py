@@ -30,7 +30,7 @@ from ..engine.models import CLOCKS
 from ..engine.plan import Plan, check_lenience, check_mag_lenience, check_max_new_tokens, make_plan
 from ..fileio import check_output_path, write_atomic
 from .machine import environment
-from .records import ALL_METHODS, HF_METHODS, other_run, read_records
+from .records import ALL_METHODS, HF_METHODS, base_method, other_run, read_records
 
 SETTINGS = ("k", "lenience", "mag_lenience", "drafters")  # what a method runs with, compared when a results file is resumed
 
@@ -96,7 +96,7 @@ def run_one(family, prompt: str, method: str, max_new_tokens: int, k=None, lenie
     csd's, ``sd_k``: sd's draft length). The HF baselines' commit times come from a streamer on ``generate``."""
     if method in HF_METHODS:
         return hf_generate(family, encode_prompt(family, prompt), method, max_new_tokens)
-    g = generate(family, prompt, method, **_method_args(method, k, lenience, sd_k, mag_lenience),
+    g = generate(family, prompt, base_method(method), **_method_args(method, k, lenience, sd_k, mag_lenience),
                  max_new_tokens=max_new_tokens)
     n_prompt = len(encode_prompt(family, prompt))
     # cache length at the first decoding step: T5's decoder starts empty, Llama's holds the prompt
@@ -107,7 +107,9 @@ def run_one(family, prompt: str, method: str, max_new_tokens: int, k=None, lenie
 
 def _method_args(method: str, k, lenience, sd_k, mag_lenience=None) -> dict:
     """The k, lenience and mag_lenience that ``method`` gets from a bench's settings: csd (and csd-tree) take
-    K, lenience and mag_lenience, sd (and tree-sd, as its depth) its draft length."""
+    K, lenience and mag_lenience, sd (and tree-sd, as its depth) its draft length, ``sd@K`` K."""
+    if base_method(method) != method:
+        return {"k": int(method.partition("@")[2]), "lenience": None, "mag_lenience": None}
     csd = method in ("csd", "csd-tree")  # csd-tree's main chain is csd's; tree-sd branches SD's draft
     return {"k": k if csd else sd_k if method in ("sd", "tree-sd") else None, "lenience": lenience if csd else None,
             "mag_lenience": mag_lenience if csd else None}
@@ -130,13 +132,13 @@ def method_settings(family, method: str, k=None, lenience=None, sd_k=None, mag_l
     None for the HF baselines. A bad K or lenience is a ValueError here, before any run."""
     if method in HF_METHODS:
         return None
-    return _settings(make_plan(family, method, **_method_args(method, k, lenience, sd_k, mag_lenience)))
+    return _settings(make_plan(family, base_method(method), **_method_args(method, k, lenience, sd_k, mag_lenience)))
 
 
 def record_settings(rec: dict) -> dict | None:
     """The settings a record was run with (its ``plan``), as :func:`method_settings`."""
     plan = rec.get("plan")
-    return None if plan is None else _settings(Plan.from_dict({"method": rec["method"], **plan}))
+    return None if plan is None else _settings(Plan.from_dict({"method": base_method(rec["method"]), **plan}))
 
 
 def resume_problem(records: list[dict], family, examples, methods, max_new_tokens: int, k=None, lenience=None,
@@ -314,9 +316,9 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     file keeps the first of duplicate (example, method, repeat) lines. Ctrl-C raises
     :class:`BenchInterrupted` (a KeyboardInterrupt) after the last complete line.
     """
-    bad = [m for m in methods if m not in ALL_METHODS]
+    bad = [m for m in methods if base_method(m) not in ALL_METHODS]
     if bad:
-        raise ValueError(f"unknown method(s) {bad}; use {', '.join(ALL_METHODS)}")
+        raise ValueError(f"unknown method(s) {bad}; use {', '.join(ALL_METHODS)}, or sd@K (SD at draft length K)")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
     check_max_new_tokens(max_new_tokens)  # bad settings fail here, not as an error line per example

@@ -22,6 +22,13 @@ ALL_METHODS = ENGINE_METHODS + HF_METHODS
 DEFAULT_METHODS = METHODS + HF_METHODS    # a bench's default: the tree methods run when asked for
 
 
+def base_method(label: str) -> str:
+    """The method a bench label runs: ``sd@K`` is SD at draft length K, beside the run's own ``sd`` (the same run
+    compares two draft lengths); every other label is its method."""
+    m, at, k = label.partition("@")
+    return m if at and m == "sd" and k.isdigit() and int(k) >= 1 else label
+
+
 @dataclass
 class BenchRecord:
     """One method on one example (one repeat): the tokens, the stats dict and the plan; or an error."""
@@ -143,7 +150,7 @@ def read_records(path: Path, fix: str = RESUME_FIX) -> list[dict]:
             raise ValueError(f"{path}:{i} is not a results record (no 'example' and 'method'); {fix}")
         for key, kind, ok in (("example", "an integer >= 0", _index(rec["example"])),
                               ("rep", "an integer >= 0", _index(rec.get("rep", 0))),
-                              ("method", "a method name", rec["method"] in ALL_METHODS)):
+                              ("method", "a method name", base_method(rec["method"]) in ALL_METHODS)):
             if not ok:
                 raise ValueError(f"{path}:{i} has {key} {rec.get(key)!r}, not {kind}; {fix}")
         if "error" not in rec and not isinstance(rec.get("stats"), dict):

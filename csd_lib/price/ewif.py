@@ -232,7 +232,11 @@ def simulate_vc(alpha: float, alpha_prime: float, k: int, n: int, c_d1: float, c
 # Children of one node are siblings, ranked in node order. ``rates[d][b]`` is the acceptance of the
 # sibling of rank ``b`` at depth ``d + 1``, given that its parent was accepted and every earlier sibling
 # rejected (the last row and the last entry of a row repeat, as for chains). At most one sibling is
-# accepted: the review follows one root path, then adds its own token.
+# accepted: the review follows one root path, then adds its own token. A drafter that branches only where it is
+# unsure makes a node's rate depend on how many siblings it has: ``rates`` may then be ``{s: rows}``, the rows of
+# nodes with ``s`` siblings (themselves included; a count not given takes the largest given below it, else the
+# smallest), as the engine's meters give them (:func:`csd_lib.engine.stats.branch_rates`). Trees are evaluated with
+# either; they are built (:func:`best_tree`, :func:`tree_for_widths`) from rows per depth.
 
 def check_tree(parents) -> np.ndarray:
     """``parents`` as an int array, checked: each entry -1 (the root) or an earlier node."""
@@ -277,6 +281,9 @@ def _rate(rates, depth: int, rank: int) -> float:
 
 
 def _check_rates(rates) -> list[list[float]]:
+    if isinstance(rates, dict):
+        raise ValueError("this builds a tree, which takes rates per depth (rates[d][b]); rates by sibling count "
+                         "({s: rows}) evaluate a given tree only: pass one of their rows lists")
     rows = [list(np.asarray(r, dtype=float).ravel()) for r in rates]
     if not rows or any(not r for r in rows) or any(not 0 <= v <= 1 for r in rows for v in r):
         raise ValueError(f"rates must be one non-empty row of acceptance rates in [0, 1] per depth (rates[d][b]: "
@@ -284,10 +291,31 @@ def _check_rates(rates) -> list[list[float]]:
     return rows
 
 
+def _check_table(rates) -> list[list[float]] | dict[int, list[list[float]]]:
+    """Rows per depth, or ``{siblings: rows}`` (keys whole numbers >= 1), checked."""
+    if not isinstance(rates, dict):
+        return _check_rates(rates)
+    if not rates or any(isinstance(s, bool) or int(s) != s or s < 1 for s in rates):
+        raise ValueError(f"rates by sibling count must be {{s: rows}} with s a whole number >= 1, got keys "
+                         f"{sorted(rates)!r}")
+    return {int(s): _check_rates(rows) for s, rows in rates.items()}
+
+
+def _rows_for(table, siblings: int) -> list[list[float]]:
+    """The rows of nodes with ``siblings`` siblings: the largest count given up to it, else the smallest."""
+    if not isinstance(table, dict):
+        return table
+    below = [s for s in table if s <= siblings]
+    return table[max(below) if below else min(table)]
+
+
 def tree_node_rates(parents, rates) -> np.ndarray:
-    """Each node's conditional acceptance: ``rates[depth - 1][rank]`` (:func:`sibling_ranks`)."""
-    rows = _check_rates(rates)
-    return np.array([_rate(rows, d, b) for d, b in zip(tree_depths(parents), sibling_ranks(parents))])
+    """Each node's conditional acceptance: ``rates[depth - 1][rank]`` (:func:`sibling_ranks`), with rates by
+    sibling count the rows of its parent's number of children."""
+    table, par = _check_table(rates), check_tree(parents)
+    kids = np.bincount(par + 1, minlength=par.size + 1)  # children of the root (0) and of node i (i + 1)
+    return np.array([_rate(_rows_for(table, int(kids[p + 1])), d, b)
+                     for p, d, b in zip(par.tolist(), tree_depths(par), sibling_ranks(par))])
 
 
 def tree_accept_probs(parents, rates) -> np.ndarray:
@@ -313,6 +341,16 @@ def expected_accepted_tree(parents, rates) -> float:
 def expected_tokens_tree(parents, rates) -> float:
     """Tokens per tree review: the accepted path plus the reviewer's own token (correction or bonus)."""
     return 1.0 + expected_accepted_tree(parents, rates)
+
+
+def accepted_distribution(parents, rates) -> np.ndarray:
+    """P(the review accepts ``a`` drafted tokens), ``a = 0..depth``: the accepted path ends at a node (or the root)
+    whose children were all rejected, so each node adds P(accepted) times its children's rejections at its depth."""
+    par, r = check_tree(parents), tree_node_rates(parents, rates)
+    end = np.concatenate([[1.0], tree_accept_probs(par, rates)])         # (nodes + 1,) the root, then each node
+    for i, p in enumerate(par.tolist()):
+        end[p + 1] *= 1.0 - r[i]
+    return np.bincount(np.concatenate([[0], tree_depths(par)]), weights=end)
 
 
 def simulate_tree(parents, rates, n_sim: int = 200_000, seed: int = 0) -> dict:
@@ -497,6 +535,18 @@ class _Alg1Sim:
         if not drafters:                       # bottom model proposes its block
             self._charge(reviewer, mask, ctx, 0)
             return np.where(mask, np.minimum(self.block, room), 0)
+        lab, n_new, used = self.draft(drafters, K, mask, room, ctx)
+        self._charge(reviewer, mask, ctx, n_new)  # the reviewer scores the draft and one more
+        cols = np.arange(lab.shape[1])[None, :]
+        P = self._probs(reviewer, used, lab.shape[1])
+        probs = P[lab, np.broadcast_to(cols, lab.shape)]              # (N, cap)
+        acc = _accepted_prefix(self.rng, probs, n_new)
+        self._keep(mask, ctx + acc)
+        return np.where(mask, acc + 1, 0)
+
+    def draft(self, drafters, K, mask, room, ctx) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """What ``drafters`` (K's rows from theirs) draft for one review that may emit ``room`` tokens: the
+        proposer of each drafted position (N, cap), the drafted count (N,) and the proposers that drafted."""
         limit = room - 1                       # the reviewer adds one token of its own
         cap = max(_max_output(drafters, K, self.block)[0], 1)
         lab = np.zeros((self.n, cap), dtype=np.int64)                  # (N, cap) proposer ids
@@ -516,12 +566,23 @@ class _Alg1Sim:
                 seg = (cols >= n_new[:, None]) & (cols < (n_new + m)[:, None])
                 lab[seg] = self.label[d]
                 n_new += m
-        self._charge(reviewer, mask, ctx, n_new)  # the reviewer scores the draft and one more
-        P = self._probs(reviewer, used, cap)
-        probs = P[lab, np.broadcast_to(cols, lab.shape)]              # (N, cap)
-        acc = _accepted_prefix(self.rng, probs, n_new)
-        self._keep(mask, ctx + acc)
-        return np.where(mask, acc + 1, 0)
+        return lab, n_new, used
+
+
+def simulate_drafts(plan: Plan, acceptance: Mapping, costs, n_sim: int = 4000, seed: int = 0,
+                    cache_length: float | None = None, target: str = "target", room: int | None = None) -> dict:
+    """What ``plan``'s drafters draft for one review by ``target`` (Algorithm 1's drafting under Bernoulli acceptance,
+    as :func:`predict_speedup` simulates it, without the target's call): ``drafted`` (N,) tokens, ``cost`` (N,) of the
+    drafting calls (``costs`` as :func:`predict_speedup` takes them) and ``calls`` {model: mean calls}. ``room``: most
+    tokens the review may emit (the engine's ``cap``: at most ``room - 1`` drafted); None: unbounded."""
+    drafters = list(plan.drafters)
+    if not drafters:
+        raise ValueError(f"plan {plan.method!r} has no drafters: nothing to simulate")
+    sim = _Alg1Sim(target, drafters, plan.K, plan.bottom_block, _pick_table(acceptance, plan.lenience), costs, n_sim,
+                   np.random.default_rng(seed), cache_length)
+    _, drafted, _ = sim.draft(drafters, plan.K, np.ones(n_sim, dtype=bool), np.full(n_sim, room or _UNBOUNDED),
+                              np.zeros(n_sim, dtype=np.int64))
+    return {"drafted": drafted, "cost": sim.cost.copy(), "calls": {m: c / n_sim for m, c in sim.calls.items()}}
 
 
 # long: its docstring documents every argument; the code is about 30 lines

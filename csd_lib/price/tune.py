@@ -5,7 +5,10 @@ per lenience on a calibration slice and records per-(reviewer, proposer), per-po
 acceptance; (2) prices a candidate grid with :func:`csd_lib.price.pricing.price_plan` (the
 bench's and ``python -m csd_lib predict``'s price) and the family's per-call cost model;
 (3) measures the top ``budget`` candidates for real and keeps the fastest. ``grid_search``
-measures every candidate of a grid, for comparison. Timings use :func:`csd_lib.price.timing.cost_clock`
+measures every candidate of a grid, for comparison. :func:`tune_tree` does the same for a tree method's tree
+budget: one probe at its default budget gives the per-branch rates, every budget of a grid is priced
+(:func:`csd_lib.price.pricing.rank_plan_budgets`) and the best few are measured against AR.
+Timings use :func:`csd_lib.price.timing.cost_clock`
 (the process's CPU time with one torch thread on a CPU), as the cost model's do.
 """
 from __future__ import annotations
@@ -18,11 +21,12 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..engine.cascade import encode_prompt, generate
-from ..engine.plan import Plan, check_lenience, check_max_new_tokens
+from ..engine.plan import TREE_METHODS, Plan, check_lenience, check_max_new_tokens, check_tree
+from ..engine.stats import branch_rates
 from ..families.tasks import load_task
 from ..measure.acceptance import acceptance_table, complete_table, latency_costs
 from .costfile import costs_for
-from .pricing import price_plan
+from .pricing import price_plan, rank_plan_budgets
 from .timing import cost_clock
 
 
@@ -271,3 +275,54 @@ def predict_sd(fam, task_or_prompts, ks=tuple(range(2, 25)), max_new_tokens: int
     cm = family_costs(fam, cost_model)
     toks, start = _shape(fam, prompts, gens)
     return {k: price_plan(probe.with_k(k), table, cm, toks, start, n_sim=n_sim)["speedup"] for k in ks}
+
+
+def tree_budget_grid(method: str) -> list[tuple[int, ...]]:
+    """Tree budgets (nodes per depth) the tuner prices for ``method``: tree-sd's width 1-4 at depths 2-16 (its
+    drafter offers two choices a node), csd-tree's branches of width 1-3 on the first 1-6 depths of its chain."""
+    if method == "tree-sd":
+        return [(w,) * d for w in (1, 2, 3, 4) for d in (2, 4, 6, 8, 12, 16)]
+    if method == "csd-tree":
+        return [(w,) * d for w in (1, 2, 3) for d in (1, 2, 3, 4, 6)]
+    raise ValueError(f"the tuner chooses tree-sd's and csd-tree's tree budgets, not {method!r}'s (Medusa's tree is "
+                     f"its heads')")
+
+
+@dataclass
+class TreeTuneResult:
+    """The tuner's choice of a tree budget: every budget's price on the probe's rates (``ranked``, best first),
+    the measured speedup over AR of the best few (``measured``, budget -> speedup) and the pick (``best``: the
+    fastest measured, else the best priced)."""
+    method: str
+    probe: tuple[int, ...]
+    ranked: list[dict]
+    measured: dict[tuple[int, ...], float]
+    best: tuple[int, ...]
+
+
+def tune_tree(fam, task_or_prompts, method: str = "csd-tree", budgets=None, measure: int = 2, n: int = 6,
+              max_new_tokens: int = 96, cost_model=None, n_sim: int = 2000, reps: int = 1,
+              progress: bool = True) -> TreeTuneResult:
+    """Choose ``method``'s tree budget on a calibration slice: a probe at the family's default budget gives the
+    per-branch rates (:func:`csd_lib.engine.stats.branch_rates`) and acceptance, every budget of ``budgets``
+    (default :func:`tree_budget_grid`) is priced with the cost model (:func:`family_costs`), and the best
+    ``measure`` are measured against AR on the same prompts (``reps`` times)."""
+    if method not in TREE_METHODS:
+        raise ValueError(f"tune_tree chooses a tree method's budget ({', '.join(TREE_METHODS)}), not {method!r}'s")
+    budgets = [check_tree(b, method) for b in (budgets or tree_budget_grid(method))]
+    _check_args(max_new_tokens, n, n_sim=n_sim, reps=reps, **({"measure": measure} if measure else {}))
+    prompts = calibration_prompts(task_or_prompts, n)
+    cm = family_costs(fam, cost_model)
+    generate(fam, prompts[0], method, max_new_tokens=max_new_tokens)  # warm up before the probe
+    gens = [generate(fam, p, method, max_new_tokens=max_new_tokens) for p in tqdm(prompts, desc="probe",
+                                                                                     disable=not progress)]
+    plan = gens[0].plan
+    stats = [g.stats.to_dict() for g in gens]
+    table = complete_table(acceptance_table(stats, min_reached=1), ["target", *plan.drafters])
+    ranked = rank_plan_budgets(plan, budgets, table, branch_rates(stats), cm,
+                               *_shape(fam, prompts, gens), n_sim=n_sim)
+    top = [tuple(r["budget"]) for r in ranked[:measure]]
+    measured = dict(zip(top, _speedups(fam, prompts, [{"method": method, "tree": list(b)} for b in top],
+                                       max_new_tokens, reps))) if top else {}
+    best = max(measured, key=measured.get) if measured else tuple(ranked[0]["budget"])
+    return TreeTuneResult(method, plan.tree, ranked, measured, best)

@@ -334,4 +334,4 @@ def test_subprocess_console_script_bad_methods(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr and not out.exists()
     assert r.stderr.strip().splitlines() == [
         "error: argument --methods: unknown method(s) beam; use a comma-separated list of ar, sd, mag, staged, csd, "
-        "tree-sd, medusa, csd-tree, hf-assisted, hf-pld; see csd bench --help"]
+        "tree-sd, medusa, csd-tree, hf-assisted, hf-pld, or sd@K (SD at draft length K); see csd bench --help"]

@@ -98,6 +98,12 @@ def test_preset_end_to_end_on_shadows(preset, hub, cache, offline, tmp_path):
     lines = cli.stdout.splitlines()   # --json: JSON lines and nothing else on stdout (notes go to stderr)
     assert len(lines) == 1 and all(isinstance(json.loads(ln), dict) for ln in lines), cli.stdout[:2000]
     assert json.loads(lines[0])["token_ids"] == ar
+    if preset == "vicuna":  # a decoder-only target: the CLI's token tree (cascade chain + leaves) keeps AR's output
+        tree = run(["generate", "--family", preset, "--method", "csd-tree", "--prompt", PROMPT, "--json",
+                    "--max-new-tokens", "8", "--device", "cpu", "--dtype", "fp32"], e)
+        g = json.loads(tree.stdout.splitlines()[0])
+        assert g["method"] == "csd-tree" and g["plan"]["tree"] and g["token_ids"] == ar
+        assert g["stats"]["nodes"]["target"] >= g["stats"]["calls"]["target"]  # it verified drafted nodes
 
     out = tmp_path / "bench.jsonl"
     run(["bench", "--family", preset, "--task", "gsm8k", "--n", "1", "--max-new-tokens", "8",
