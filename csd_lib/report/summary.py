@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..engine.plan import TREE_METHODS
-from ..engine.stats import model_size_costs, swi
+from ..engine.stats import branch_rates, model_size_costs, swi
 from ..families.paper_costs import previous_work_costs
 from ..measure.machine import describe_fingerprint, run_fingerprint
 from ..measure.records import ALL_METHODS, BenchRecord, as_records, fastest
@@ -74,8 +74,9 @@ def summarize(records, cost_model=None, n_sim: int = 4000) -> dict:
              "mismatches": sum(recs[i].token_ids != ar[i].token_ids for i in common), **seen, "machine": machine}
         s.update(_call_stats(recs, toks, wall))
         s.update(latency_stats(list(recs.values())))
-        # a tree's EWIF needs rates per depth and branch (price.pricing.price_tree), not a chain's: left NaN
-        if s["calls_per_model"] is not None and cost_model is not None and m not in TREE_METHODS:
+        # a tree's EWIF needs the per-branch meters (price.pricing.price_tree_plan): lines written before them stay NaN
+        if s["calls_per_model"] is not None and cost_model is not None and (
+                m not in TREE_METHODS or branch_rates([r.stats for r in recs.values()])):
             s["speedup_walltime_predicted"] = predict_walltime(list(recs.values()), cost_model, n_sim)["speedup"]
         out[m] = s
     return out
