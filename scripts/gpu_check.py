@@ -64,7 +64,7 @@ DEFAULT_PLAN = "vicuna,flan-t5-colab:bf16,flan-t5-colab:fp16,nb:00,nb:07,flan-t5
 # accept no draft, so a drafting method pays its whole draft for every token; the engine-overhead
 # generations of a cost measurement (csd_lib.price.timing) on top of its points; notebook 07's exact
 # sampling on the CPU (about 25 s). They add up to about 400 s of the 450 s budget.
-# A dry run's are about two thirds of what its steps took on a busy shared 2-core CPU.
+# A dry run's: about what its steps took on a busy shared 2-core CPU (757 s in all), less a tenth.
 ESTIMATE_S = {
     "env": 8, "notebook": {"00": 40, "07": 55},
     "shadows": {"vicuna": 30, "flan-t5-colab": 8, "flan-t5": 45},
@@ -74,11 +74,11 @@ ESTIMATE_S = {
     "bench": {"vicuna": 18, "flan-t5-colab": 16, "flan-t5": 25},
 }
 DRY_ESTIMATE_S = {
-    "env": 5, "notebook": {"00": 50, "07": 65},
+    "env": 5, "notebook": {"00": 50, "07": 50},
     "shadows": {"vicuna": 20, "flan-t5-colab": 15, "flan-t5": 25},
     "costs": {"vicuna": 60, "flan-t5-colab": 30, "flan-t5": 65},
     "predict": 12,
-    "predict-2-layers": {"vicuna": 70, "flan-t5-colab": 45, "flan-t5": 55},
+    "predict-2-layers": {"vicuna": 70, "flan-t5-colab": 45, "flan-t5": 70},
     "bench": {"vicuna": 30, "flan-t5-colab": 18, "flan-t5": 25},
 }
 # The settings of a run on a GPU and of a dry run (each an option's default): few cost points, short

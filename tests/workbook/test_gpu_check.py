@@ -59,7 +59,7 @@ def test_dry_run_runs_every_step_and_records_each_in_one_json(tmp_path):
     """The dry run on this CPU: the GPU plan's every step ran and passed, in its order, with its measurements.
 
     The same plan as on a GPU (notebooks on flan-t5-colab, flan-t5 last) on 1-layer shadows with
-    tiny lengths: about 4 minutes in CI, 15 on a shared 2-core machine.
+    tiny lengths: about 6.5 minutes of one core's time (13 minutes on a busy shared 2-core machine).
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CSD_", "HF_"))}
     env.update(OUT=str(tmp_path / "out"), PYTHON=sys.executable, OMP_NUM_THREADS="1")
