@@ -17,13 +17,14 @@ Run by scripts/gpu_check.sh, which says how to call it through the device tool. 
 * ``bench``: ``python -m csd_lib bench --n 2`` (ar, sd, csd) priced with the measured costs.
 
 A notebook item executes ``notebooks/NN_*.ipynb`` headless (nbclient) with CSD_FAMILY set to
-``--notebook-family`` on the same shadows. Each step runs as a subprocess with its own time limit;
+``--notebook-family`` (flan-t5-colab) on the same shadows, its prompts and tokens per generation
+capped (``--nb-prompts``, ``--nb-new-tokens``). Each step runs as a subprocess with its own time limit;
 a step whose estimate (ESTIMATE_S, scaled by how fast the finished steps ran against theirs) no
 longer fits the budget is skipped and the JSON says so; a step that fails is recorded and the plan
 goes on. ``OUT/gpu_check.json`` is rewritten (atomically) after every step.
 
     python scripts/gpu_check.py --out results/gpu_check               # on a GPU machine
-    python scripts/gpu_check.py --out /tmp/gpu-dry --dry-run           # CPU, 1 layer, tiny lengths
+    python scripts/gpu_check.py --out /tmp/gpu-dry --dry-run           # CPU: the same plan, 1 layer, tiny lengths
 
 The step names (``env``, ``shadows``, ``costs``, ``notebook``) are also this script's worker
 commands, which the plan runs as subprocesses; they are not meant to be called by hand.
@@ -53,20 +54,41 @@ PRESETS = ("flan-t5-colab", "flan-t5", "vicuna")
 TINY = ("tiny-t5", "tiny-llama")  # embedded families: no shadows needed
 DTYPES = ("fp32", "bf16", "fp16")
 DEFAULT_PLAN = "vicuna,flan-t5-colab:bf16,flan-t5-colab:fp16,nb:00,nb:07,flan-t5"
-# A dry run leaves flan-t5 out: the same T5 steps as flan-t5-colab, and 8 of the 22 minutes that the
-# whole plan took at one layer on a shared 2-core CPU.
-DRY_PLAN = "vicuna,flan-t5-colab:bf16,flan-t5-colab:fp16,nb:00,nb:07"
-# Seconds each step is expected to take on one H200 at full depth (the skip rule's estimates; a
-# step may run for up to LIMIT_FACTOR times its estimate before it is stopped). Builds write
-# fp16 safetensors: about 13.5 GB for Vicuna-7B, 22.6 GB for FLAN-T5-XXL.
+# Seconds each step is expected to take: the skip rule's estimates (a step may run for up to LIMIT_FACTOR
+# times its estimate before it is stopped). On one H200 at full depth they are not measured (no GPU
+# check has run yet) but built up from: a fresh interpreter importing torch, transformers and csd_lib
+# (3 s) and starting CUDA (2 s); shadows written in fp16 (13.5 GB for Vicuna-7B, 22.6 GB for
+# FLAN-T5-XXL) at an assumed 1 GB/s (the device notes give no disk speed) and loaded back to the GPU
+# at about 3 GB/s; forward calls bound by kernel launches, not by the H200 (about 20 ms for Vicuna-7B's
+# 32 layers, 12 ms for a 24-layer T5 decoder, 2 ms for vicuna-68m or a 2-layer cut); random weights
+# accept no draft, so a drafting method pays its whole draft for every token; the engine-overhead
+# generations of a cost measurement (csd_lib.price.timing) on top of its points; notebook 07's exact
+# sampling on the CPU (about 25 s). They add up to about 400 s of the 450 s budget.
+# A dry run's: about what its steps took on a busy shared 2-core CPU (757 s in all), less a tenth.
 ESTIMATE_S = {
-    "env": 15, "notebook": 120,
-    "shadows": {"vicuna": 60, "flan-t5-colab": 15, "flan-t5": 100},
-    "costs": {"vicuna": 50, "flan-t5-colab": 35, "flan-t5": 70},
-    "predict": 15, "predict-2-layers": 30,
-    "bench": {"vicuna": 45, "flan-t5-colab": 35, "flan-t5": 70},
+    "env": 8, "notebook": {"00": 40, "07": 55},
+    "shadows": {"vicuna": 30, "flan-t5-colab": 8, "flan-t5": 45},
+    "costs": {"vicuna": 19, "flan-t5-colab": 13, "flan-t5": 24},
+    "predict": 6,
+    "predict-2-layers": {"vicuna": 15, "flan-t5-colab": 15, "flan-t5": 15},
+    "bench": {"vicuna": 18, "flan-t5-colab": 16, "flan-t5": 25},
 }
-DRY_ESTIMATE_S = 120  # every step of a dry run (CPU, one layer)
+DRY_ESTIMATE_S = {
+    "env": 5, "notebook": {"00": 50, "07": 50},
+    "shadows": {"vicuna": 20, "flan-t5-colab": 15, "flan-t5": 25},
+    "costs": {"vicuna": 60, "flan-t5-colab": 30, "flan-t5": 65},
+    "predict": 12,
+    "predict-2-layers": {"vicuna": 70, "flan-t5-colab": 45, "flan-t5": 70},
+    "bench": {"vicuna": 30, "flan-t5-colab": 18, "flan-t5": 25},
+}
+# The settings of a run on a GPU and of a dry run (each an option's default): few cost points, short
+# generations, the notebooks' knobs capped (csd_lib.config: CSD_MAX_PROMPTS, CSD_MAX_NEW_TOKENS); a dry
+# run also cuts the prompts the costs are timed on (prompt_tokens; None: the task's prompt, and
+# predict's default).
+FULL = dict(budget_s=450.0, cost_seconds=2.0, n_grid=(1, 16), min_reps=2, prompt_tokens=None, bench_n=2,
+            max_new_tokens=16, nb_prompts=1, nb_new_tokens=16, cell_timeout=120)
+DRY = dict(budget_s=1500.0, cost_seconds=0.5, n_grid=(1, 2), min_reps=1, prompt_tokens=8, bench_n=1,
+           max_new_tokens=4, nb_prompts=1, nb_new_tokens=4, cell_timeout=300)
 # The acceptance profile both predictions price with: the paper's Fig. 2 for FLAN-T5; for Vicuna,
 # which no published figure covers, assumed rates (drafter, MaG). The same for both, so their
 # ratio measures the depth extrapolation alone.
@@ -75,11 +97,10 @@ LIMIT_FACTOR = 3
 TAIL_CHARS = 3000
 
 
-def estimate(kind: str, preset: str | None, dry: bool) -> float:
-    if dry:
-        return DRY_ESTIMATE_S
-    e = ESTIMATE_S[kind]
-    return e[preset] if isinstance(e, dict) else e
+def estimate(kind: str, key: str | None, dry: bool) -> float:
+    """The estimate of a step: its kind's, or its preset's or notebook's (``key``)."""
+    e = (DRY_ESTIMATE_S if dry else ESTIMATE_S)[kind]
+    return e[key] if isinstance(e, dict) else e
 
 
 def parse_plan(text: str) -> list[tuple[str, str, str | None]]:
@@ -194,13 +215,14 @@ def worker_costs(args) -> None:
         models[lm.name] = dict(id=lm.model_id, params=lm.n_params, dtype=str(lm.dtype).removeprefix("torch."),
                                device=str(lm.device), weights={k: sorted(v) for k, v in dts.items()})
     prompt = load_task(fam.task, "val", 1)[0].prompt  # one prompt for the engine-overhead runs, not three
+    ids = encode_prompt(fam, prompt)[:args.prompt_tokens]  # None: all of it
     t0 = time.perf_counter()
-    cm = measure_costs(fam, encode_prompt(fam, prompt), seconds=args.seconds, n_grid=args.n_grid, warmup=1,
-                       min_reps=args.min_reps)
+    cm = measure_costs(fam, ids, seconds=args.seconds, n_grid=args.n_grid, warmup=1, min_reps=args.min_reps)
     measure_s = time.perf_counter() - t0
     save_costs(cm, Path(args.costs_out))
     peak = torch.cuda.max_memory_allocated() / 2 ** 30 if fam.target.device.type == "cuda" else None
-    _result(dict(load_s=load_s, measure_s=measure_s, n_grid=list(args.n_grid), keep_fp32=list(keep),
+    _result(dict(load_s=load_s, measure_s=measure_s, n_grid=list(args.n_grid), prompt_tokens=len(ids),
+                 keep_fp32=list(keep),
                  policy_notes=list(fam.policy.notes) if fam.policy else [], models=models,
                  wo_fp32=all("kept_fp32" not in m["weights"] or m["weights"]["kept_fp32"] == ["float32"]
                              for m in models.values()) if keep else None,
@@ -212,8 +234,9 @@ def worker_notebook(args) -> None:
     import nbformat
     from nbclient import NotebookClient
     path = next((ROOT / "notebooks").glob(f"{args.notebook}_*.ipynb"))
+    caps = dict(CSD_MAX_PROMPTS=str(args.nb_prompts), CSD_MAX_NEW_TOKENS=str(args.nb_new_tokens))
     os.environ.update(CSD_FAMILY=args.family, HF_HUB_CACHE=args.hub, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-                      CSD_PLOTLY_RENDERER="plotly_mimetype")  # plotly.js is not carried (scripts/gpu_wheels.sh)
+                      CSD_PLOTLY_RENDERER="plotly_mimetype", **caps)  # plotly.js is not carried (scripts/gpu_wheels.sh)
     nb = nbformat.read(path, as_version=4)
     cells, start = [], {}
 
@@ -232,8 +255,8 @@ def worker_notebook(args) -> None:
         lines = [ln for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(e)).strip().splitlines() if ln.strip()]  # no colours
         error = f"cell {start.get('i')}: {type(e).__name__}: {lines[-1][:300] if lines else ''}"
     n_code = sum(c.cell_type == "code" for c in nb.cells)
-    _result(dict(notebook=path.name, family=args.family, seconds=round(time.time() - t0, 1), code_cells=n_code,
-                 cells_run=len(cells), cell_seconds=cells, error=error))
+    _result(dict(notebook=path.name, family=args.family, caps=caps, seconds=round(time.time() - t0, 1),
+                 code_cells=n_code, cells_run=len(cells), cell_seconds=cells, error=error))
     if error:
         sys.exit(1)
 
@@ -248,13 +271,16 @@ def worker_main(argv) -> int:
     ap.add_argument("--dtype", choices=DTYPES)
     ap.add_argument("--device")
     ap.add_argument("--max-layers", type=int)
-    ap.add_argument("--seconds", type=float, default=10)
-    ap.add_argument("--n-grid", type=int_list, default=(1, 4, 16))
-    ap.add_argument("--min-reps", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=FULL["cost_seconds"])
+    ap.add_argument("--n-grid", type=int_list, default=FULL["n_grid"])
+    ap.add_argument("--min-reps", type=int, default=FULL["min_reps"])
+    ap.add_argument("--prompt-tokens", type=int, default=None)
     ap.add_argument("--costs-out")
     ap.add_argument("--family")
     ap.add_argument("--notebook")
-    ap.add_argument("--cell-timeout", type=float, default=300)
+    ap.add_argument("--cell-timeout", type=float, default=FULL["cell_timeout"])
+    ap.add_argument("--nb-prompts", type=int, default=FULL["nb_prompts"])
+    ap.add_argument("--nb-new-tokens", type=int, default=FULL["nb_new_tokens"])
     WORKERS[argv[0]](ap.parse_args(argv[1:]))
     return 0
 
@@ -371,6 +397,7 @@ def run_plan(args) -> int:
     dry = args.dry_run
     dev = ["--device", "cpu"] if dry else []
     layers = ["--max-layers", "1"] if dry else []
+    cut = ["--prompt-tokens", str(args.prompt_tokens)] if args.prompt_tokens else []
     plan = parse_plan(args.plan)
     last_use = {}
     for i, (kind, name, _) in enumerate(plan):
@@ -390,15 +417,18 @@ def run_plan(args) -> int:
             needs = None if built[preset] else f"the shadows of {preset} were not built"
             if kind == "notebook":
                 check.step(f"notebook:{name}", [py, me, "notebook", "--hub", str(hub), "--family", preset,
-                                                "--notebook", name, "--cell-timeout", str(args.cell_timeout)],
-                           estimate("notebook", None, dry), notebook=name, family=preset, needs=needs)
+                                                "--notebook", name, "--cell-timeout", str(args.cell_timeout),
+                                                "--nb-prompts", str(args.nb_prompts), "--nb-new-tokens",
+                                                str(args.nb_new_tokens)],
+                           estimate("notebook", name, dry), notebook=name, family=preset, needs=needs)
                 continue
             tag = f"{name}-{dtype or 'policy'}"
             dt = ["--dtype", dtype] if dtype else []
             costs = work / f"costs-{tag}.json"
             c = check.step(f"costs:{tag}", [py, me, "costs", "--hub", str(hub), "--preset", name, *dt, *dev,
                                             "--seconds", str(args.cost_seconds), "--n-grid",
-                                            ",".join(map(str, args.n_grid)), "--costs-out", str(costs)],
+                                            ",".join(map(str, args.n_grid)), "--min-reps", str(args.min_reps),
+                                            *cut, "--costs-out", str(costs)],
                            estimate("costs", name, dry), preset=name, dtype=dtype, needs=needs)
             have_costs = c["status"] == "ok"
             pr = ["--acceptance", ACCEPTANCE.get(name, "paper"), "--max-new-tokens", str(args.max_new_tokens), "--json"]
@@ -408,8 +438,8 @@ def run_plan(args) -> int:
             if name not in predicted_2:
                 two = check.step(f"predict-2-layers:{name}", [py, "-m", "csd_lib", "predict", "--family", name,
                                                               "--max-layers", "1" if dry else "2", "--seconds",
-                                                              str(args.cost_seconds), *dev, *pr],
-                                 estimate("predict-2-layers", None, dry), preset=name, dtype="policy",
+                                                              str(args.cost_seconds), *dev, *cut, *pr],
+                                 estimate("predict-2-layers", name, dry), preset=name, dtype="policy",
                                  json_stdout=True)
                 predicted_2[name] = two.get("result")
             if m.get("result") and predicted_2[name]:
@@ -480,34 +510,38 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder for gpu_check.json")
     ap.add_argument("--dry-run", action="store_true", help="CPU, 1 layer, tiny lengths: exercises every step")
-    ap.add_argument("--plan", default=None,
-                    help=f"items in order: PRESET[:DTYPE] or nb:NN (default: {DEFAULT_PLAN}; a dry run {DRY_PLAN})")
+    ap.add_argument("--plan", default=DEFAULT_PLAN,
+                    help="items in order: PRESET[:DTYPE] or nb:NN (default: %(default)s)")
     ap.add_argument("--budget-s", type=float, default=None,
-                    help="seconds for the whole plan, later steps are skipped (default: 450; a dry run 2400)")
-    ap.add_argument("--notebook-family", choices=PRESETS + TINY, default=None,
-                    help="CSD_FAMILY of the notebooks (default: flan-t5-colab; a dry run tiny-t5, since real "
-                         "families' notebooks take tens of minutes on a CPU even at 1 layer)")
+                    help=f"seconds for the whole plan, later steps are skipped (default: {FULL['budget_s']:.0f}; "
+                         f"a dry run {DRY['budget_s']:.0f})")
+    ap.add_argument("--notebook-family", choices=PRESETS + TINY, default="flan-t5-colab",
+                    help="CSD_FAMILY of the notebooks (default: %(default)s)")
     ap.add_argument("--cost-seconds", type=float, default=None, help="cost measurement budget per family")
     ap.add_argument("--n-grid", type=int_list, default=None, help="tokens per call timed by costs")
+    ap.add_argument("--min-reps", type=int, default=None, help="timed repetitions per cost point at least")
+    ap.add_argument("--prompt-tokens", type=int, default=None,
+                    help="prompt tokens the costs are timed on (default: the task's prompt; a dry run 8)")
     ap.add_argument("--bench-n", type=int, default=None, help="bench examples")
     ap.add_argument("--max-new-tokens", type=int, default=None, help="tokens per generation in bench and predict")
+    ap.add_argument("--nb-prompts", type=int, default=None, help="the notebooks' prompts at most (CSD_MAX_PROMPTS)")
+    ap.add_argument("--nb-new-tokens", type=int, default=None,
+                    help="the notebooks' tokens per generation at most (CSD_MAX_NEW_TOKENS)")
     ap.add_argument("--cell-timeout", type=float, default=None, help="seconds one notebook cell may take")
     ap.add_argument("--free-disk", action="store_true", help="delete a preset's shadows after its last plan item")
     ap.add_argument("--work", default=None, help="folder for the temporary hub and files (default: the temp dir)")
     args = ap.parse_args(argv)
-    small = dict(plan=DRY_PLAN, budget_s=2400.0, notebook_family="tiny-t5", cost_seconds=1.0, n_grid=(1, 2),
-                 bench_n=1, max_new_tokens=8, cell_timeout=600)
-    full = dict(plan=DEFAULT_PLAN, budget_s=450.0, notebook_family="flan-t5-colab", cost_seconds=8.0,
-                n_grid=(1, 4, 16), bench_n=2, max_new_tokens=64, cell_timeout=300)
-    for k, v in (small if args.dry_run else full).items():
+    for k, v in (DRY if args.dry_run else FULL).items():
         if getattr(args, k) is None:
             setattr(args, k, v)
     try:
         parse_plan(args.plan)
-        if args.budget_s <= 0 or args.cost_seconds <= 0 or args.bench_n < 1 or args.max_new_tokens < 1 \
-                or args.cell_timeout <= 0:
-            raise ValueError("--budget-s, --cost-seconds, --cell-timeout must be positive, --bench-n and "
-                             "--max-new-tokens at least 1")
+        if args.budget_s <= 0 or args.cost_seconds <= 0 or args.cell_timeout <= 0 or min(
+                args.bench_n, args.max_new_tokens, args.min_reps, args.nb_prompts, args.nb_new_tokens,
+                1 if args.prompt_tokens is None else args.prompt_tokens) < 1:
+            raise ValueError("--budget-s, --cost-seconds, --cell-timeout must be positive, --bench-n, "
+                             "--max-new-tokens, --min-reps, --nb-prompts, --nb-new-tokens and --prompt-tokens "
+                             "at least 1")
         if Path(args.out).exists() and not Path(args.out).is_dir():
             raise ValueError(f"--out {args.out} is a file; give a folder")
     except ValueError as e:

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The GPU check: vicuna, flan-t5-colab in bf16 and in fp16 (the T4 policy), notebooks 00 and 07 on
 # flan-t5-colab, then flan-t5, each preset at full depth on shadow checkpoints (random weights: the
-# lent machine has no network and no hub cache). Per preset: costs, predict from them beside
-# predict --max-layers 2, bench --n 2 (scripts/gpu_check.py says what each step does). Budgeted
-# to finish within 8 minutes: a step that would overrun is skipped and the JSON says so.
+# lent machine has no network and no hub cache). Per preset: costs on a few points, predict from them
+# beside predict --max-layers 2, bench --n 2 (scripts/gpu_check.py says what each step does and what
+# each is expected to take). Budgeted to finish within 8 minutes: a step that would overrun is
+# skipped and the JSON says so.
 #
 # On a lent machine, through the device tool, from the root of the checkout the session runs in:
-#   1. here, once:   bash scripts/gpu_wheels.sh      # writes .gpu-wheels/site.tar.xz (about 5 MB)
+#   1. here, once:   bash scripts/gpu_wheels.sh      # writes .gpu-wheels/site.tar.xz (about 4.5 MiB)
 #   2. the call:     run(command="bash scripts/gpu_check.sh", timeout_s=560,
 #                        carry=[".gpu-wheels/site.tar.xz"])
 #   What comes back: $OUT/gpu_check.json (every step: status, seconds, output tail, what it
@@ -15,7 +16,7 @@
 #   after the repo root (csd_lib runs from the tree, not installed).
 #
 #   bash scripts/gpu_check.sh              # on a GPU machine; results in $OUT or results/gpu_check
-#   bash scripts/gpu_check.sh --dry-run    # on any CPU: 1 layer, tiny lengths, every step (a few minutes)
+#   bash scripts/gpu_check.sh --dry-run    # on any CPU: the same plan, 1 layer, tiny lengths (minutes)
 # Further arguments go to scripts/gpu_check.py (e.g. --plan vicuna,nb:00 --budget-s 300).
 set -uo pipefail
 cd "$(dirname "$0")/.."

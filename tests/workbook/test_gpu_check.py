@@ -2,6 +2,7 @@
 
 No GPU here: the check is proven by its CPU dry run (1 layer, tiny lengths, every step of the plan).
 """
+import importlib.util
 import json
 import os
 import subprocess
@@ -12,6 +13,19 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "scripts" / "gpu_check.py")
+gpu_check = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gpu_check)
+# The GPU plan's steps in order: vicuna first, flan-t5 last.
+PLAN_STEPS = ["env",
+              "shadows:vicuna", "costs:vicuna-policy", "predict:vicuna-policy", "predict-2-layers:vicuna",
+              "bench:vicuna-policy",
+              "shadows:flan-t5-colab", "costs:flan-t5-colab-bf16", "predict:flan-t5-colab-bf16",
+              "predict-2-layers:flan-t5-colab", "bench:flan-t5-colab-bf16",
+              "costs:flan-t5-colab-fp16", "predict:flan-t5-colab-fp16", "bench:flan-t5-colab-fp16",
+              "notebook:00", "notebook:07",
+              "shadows:flan-t5", "costs:flan-t5-policy", "predict:flan-t5-policy", "predict-2-layers:flan-t5",
+              "bench:flan-t5-policy"]
 
 
 def check(*args, timeout, env=None):
@@ -26,6 +40,7 @@ def check(*args, timeout, env=None):
     (["--plan", " , "], "--plan is empty"),
     (["--budget-s", "0"], "--budget-s, --cost-seconds, --cell-timeout must be positive"),
     (["--n-grid", "0,4"], "expected integers >= 1, got '0,4'"),
+    (["--prompt-tokens", "0"], "--nb-new-tokens and --prompt-tokens at least 1"),
 ])
 def test_bad_arguments_are_refused_in_one_line_before_any_step(args, says, tmp_path):
     p = check("--out", str(tmp_path / "out"), *args, timeout=60)
@@ -41,28 +56,26 @@ def test_out_that_is_a_file_is_refused(tmp_path):
 
 @pytest.mark.slow
 def test_dry_run_runs_every_step_and_records_each_in_one_json(tmp_path):
-    """The dry run's plan on this CPU: every step ran and passed, in the plan's order, with its measurements.
+    """The dry run on this CPU: the GPU plan's every step ran and passed, in its order, with its measurements.
 
-    A dry run executes the notebooks on tiny-t5 (a real family's take tens of minutes on a CPU) and
-    leaves flan-t5 out (the same steps as flan-t5-colab). About 15 minutes on a shared 2-core machine.
+    The same plan as on a GPU (notebooks on flan-t5-colab, flan-t5 last) on 1-layer shadows with
+    tiny lengths: about 6.5 minutes of one core's time (13 minutes on a busy shared 2-core machine).
     """
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CSD_", "HF_"))}
     env.update(OUT=str(tmp_path / "out"), PYTHON=sys.executable, OMP_NUM_THREADS="1")
     p = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_check.sh"), "--dry-run", "--work", str(tmp_path)],
-                       capture_output=True, text=True, cwd=ROOT, timeout=2400, env=env)
+                       capture_output=True, text=True, cwd=ROOT, timeout=gpu_check.DRY["budget_s"] + 300, env=env)
     res = json.loads((tmp_path / "out" / "gpu_check.json").read_text())
     steps = {s["name"]: s for s in res["steps"]}
     bad = {n: (s["status"], s.get("why") or s.get("tail", "")[-800:]) for n, s in steps.items() if s["status"] != "ok"}
     assert p.returncode == 0 and not bad, (bad, p.stdout[-3000:])
     assert res["dry_run"] and "shadow checkpoints" in res["checkpoints"] and res["machine"]["torch"]
-    assert [n.split(":")[0] for n in steps][:6] == ["env", "shadows", "costs", "predict", "predict-2-layers", "bench"]
-    assert [n for n in steps if n.startswith(("costs", "notebook"))] == [
-        "costs:vicuna-policy", "costs:flan-t5-colab-bf16", "costs:flan-t5-colab-fp16", "notebook:00", "notebook:07"]
+    assert list(steps) == PLAN_STEPS
     fp16, bf16 = steps["costs:flan-t5-colab-fp16"]["result"], steps["costs:flan-t5-colab-bf16"]["result"]
     assert fp16["keep_fp32"] == ["wo"] and fp16["wo_fp32"] is True  # the T4 policy: T5's wo stays fp32
     assert {m["weights"]["other"] == ["float16"] for m in fp16["models"].values()} == {True}
     assert bf16["keep_fp32"] == [] and {m["dtype"] for m in bf16["models"].values()} == {"bfloat16"}
-    for name in ("predict:vicuna-policy", "predict:flan-t5-colab-fp16"):
+    for name in ("predict:vicuna-policy", "predict:flan-t5-colab-fp16", "predict:flan-t5-policy"):
         cmp = steps[name]["compare_2_layers"]
         assert any(r["method"] == "ar" for r in cmp) and all(r["ratio"] > 0 for r in cmp)
     for name, s in steps.items():
@@ -71,7 +84,9 @@ def test_dry_run_runs_every_step_and_records_each_in_one_json(tmp_path):
             if name.endswith("-policy"):  # fp32 on a CPU: lossless, every method returns AR's tokens
                 assert {m: r["mismatches"] for m, r in s["result"].items()} == {"ar": 0, "sd": 0, "csd": 0}, name
         if name.startswith("notebook"):
-            assert s["result"]["cells_run"] == s["result"]["code_cells"] and s["result"]["error"] is None, name
+            r = s["result"]
+            assert r["family"] == "flan-t5-colab" and r["caps"] == {"CSD_MAX_PROMPTS": "1", "CSD_MAX_NEW_TOKENS": "4"}
+            assert r["cells_run"] == r["code_cells"] and r["error"] is None, name
     assert res["elapsed_s"] == pytest.approx(sum(s.get("seconds", 0) for s in res["steps"]), rel=0.2)
 
 
@@ -95,13 +110,29 @@ def test_wheel_archive_holds_what_the_machine_lacks_under_the_carry_limit(tmp_pa
 
 
 def test_a_step_that_would_overrun_the_budget_is_skipped_and_the_json_says_why(tmp_path):
-    p = check("--out", str(tmp_path / "out"), "--dry-run", "--plan", "nb:07,vicuna", "--budget-s", "60",
-              "--work", str(tmp_path), timeout=60)
+    p = check("--out", str(tmp_path / "out"), "--plan", "nb:07,vicuna", "--budget-s", "5", "--work", str(tmp_path),
+              timeout=60)
     res = json.loads((tmp_path / "out" / "gpu_check.json").read_text())
-    assert p.returncode == 0 and [s["name"] for s in res["steps"]] == ["env", "notebook:07", "shadows:vicuna",
-                                                                       "costs:vicuna-policy", "predict:vicuna-policy",
-                                                                       "predict-2-layers:vicuna", "bench:vicuna-policy"]
+    assert p.returncode == 0 and [s["name"] for s in res["steps"]] == [
+        "env", "shadows:flan-t5-colab", "notebook:07", "shadows:vicuna", "costs:vicuna-policy",
+        "predict:vicuna-policy", "predict-2-layers:vicuna", "bench:vicuna-policy"]
     assert {s["status"] for s in res["steps"]} == {"skipped"}
-    assert "would overrun: about 120 s needed, 60 s left of the 60 s budget" in res["steps"][0]["why"]
-    assert res["steps"][3]["why"] == "the shadows of vicuna were not built"
+    est = gpu_check.ESTIMATE_S["shadows"]["flan-t5-colab"]
+    assert f"would overrun: about {est} s needed, 5 s left of the 5 s budget" in res["steps"][1]["why"]
+    assert res["steps"][2]["why"] == "the shadows of flan-t5-colab were not built"
+    assert res["steps"][4]["why"] == "the shadows of vicuna were not built"
     assert not list(tmp_path.glob("gpu-check-*"))  # the temporary hub is removed
+
+
+def test_the_gpu_plan_is_estimated_to_fit_its_budget_with_a_margin(tmp_path):
+    """Every step of the GPU plan, vicuna first, and their estimates well inside the budget: none is skipped
+    as 'would overrun' at the estimated pace. (Here a budget of 1 s skips them all, each with its estimate.)"""
+    p = check("--out", str(tmp_path / "out"), "--budget-s", "1", "--work", str(tmp_path), timeout=60)
+    res = json.loads((tmp_path / "out" / "gpu_check.json").read_text())
+    assert p.returncode == 0 and [s["name"] for s in res["steps"]] == PLAN_STEPS
+    assert {s["pace"] for s in res["steps"]} == {1.0}
+    total = sum(s["est_s"] for s in res["steps"])
+    assert total <= 0.9 * gpu_check.FULL["budget_s"], total
+    shell = (ROOT / "scripts" / "gpu_check.sh").read_text()
+    assert f'GPU_CHECK_TIMEOUT:-{int(gpu_check.FULL["budget_s"]) + 20}' in shell  # a step in flight, then stopped
+    assert int(gpu_check.FULL["budget_s"]) + 20 <= 8 * 60
