@@ -105,8 +105,8 @@ def costs_for(fam, reference: dict | None = None, seconds: float = 10.0,
             return cm, m, path
         log.warning(f"cost model {path} was measured on another machine class, not used: {m.describe()}")
     path = machine_cost_path(fam.name, here)
-    log.info(f"no stored cost model of {fam.name} matches this machine; measuring one (about {seconds:.0f} s) "
-             f"into {path}")
+    log.info(f"no stored cost model of {fam.name} matches this machine; measuring one into {path} (its time is "
+             f"priced next)")
     cm = measure_costs(fam, prompt_ids, seconds=seconds, min_reps=1)
     save_costs(cm, path)
     return cm, match_fingerprints(here, cost_fingerprint(cm)), path
