@@ -95,10 +95,15 @@ def _tree_seconds(plan, table: dict, cm: CostModel, tokens: int, cache_start: fl
 def method_seconds(fam, methods, max_new_tokens: int, cost_model: CostModel, table: dict, cache_start: float,
                    k=None, lenience=None, sd_k=None, mag_lenience=None) -> dict[str, float]:
     """{method: seconds of one generation of ``max_new_tokens`` tokens} with a bench's settings (its plans:
-    :func:`csd_lib.measure.bench.method_plan`), priced on ``cost_model`` and ``table``."""
+    :func:`csd_lib.measure.bench.method_plan`), priced on ``cost_model`` and ``table``; a method the family
+    cannot run (e.g. a tree method on a T5 target) costs 0: the bench writes its error line at once."""
     out = {}
     for m in dict.fromkeys(methods):
-        plan = method_plan(fam, TWINS.get(m, m), k, lenience, sd_k, mag_lenience)
+        try:
+            plan = method_plan(fam, TWINS.get(m, m), k, lenience, sd_k, mag_lenience)
+        except ValueError:
+            out[m] = 0.0
+            continue
         if plan.tree and plan.method != "csd-tree":
             out[m] = _tree_seconds(plan, table, cost_model, max_new_tokens, cache_start)
         else:

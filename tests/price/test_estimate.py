@@ -73,6 +73,11 @@ def test_bench_prices_every_method_and_says_how(fam):
     assert "the cost model given" in how and given["ar"] > 8 * 0.1
     one, how = generation_seconds(fam, [examples[0].prompt], "sd", 8)
     assert one > 0 and "probe" in how
+    t5 = random_family("t5", vocab_size=32, n_drafters=1, seed=0)
+    t5.cpu_probe = CpuProbe({n: 0.1 for n in ("target", "small")}, {n: 0.01 for n in ("target", "small")},
+                            {n: 0.02 for n in ("target", "small")}, 20)
+    prices, _ = bench_prices(t5, examples, ["ar", "tree-sd", "staged"], 8)
+    assert prices["tree-sd"] == prices["staged"] == 0 < prices["ar"]  # runs that fail at once (error lines)
 
 
 def test_the_cost_models_measurement_is_sized_from_its_points(fam, monkeypatch):
