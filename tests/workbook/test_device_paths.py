@@ -8,6 +8,7 @@ with the notebooks' knobs (``config.n_prompts``, ``config.new_tokens``).
 import ast
 import contextlib
 import json
+import logging
 import re
 from pathlib import Path
 
@@ -76,7 +77,17 @@ def _touches_models(src: str) -> bool:
     return bool(re.search(r"\b(fam|toy)\b|review\(|effective_q\(", src)) and "_setup()" not in src
 
 
-def test_notebook_07_cells_that_touch_models(short, monkeypatch):
+@pytest.fixture
+def notebook_setup_undone():
+    """The notebook's setup quiets some of the library's loggers for the whole process: they are set back."""
+    from csd_lib.viz.notebook import QUIET_IN_NOTEBOOKS
+    levels = {name: logging.getLogger(name).level for name in QUIET_IN_NOTEBOOKS}
+    yield
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+
+
+def test_notebook_07_cells_that_touch_models(short, monkeypatch, notebook_setup_undone):
     """Every code cell of notebook 07 that runs a model or a review (the sampling test at 20 samples a method)."""
     nb = json.loads((ROOT / "notebooks" / "07_lossless.ipynb").read_text(encoding="utf-8"))
     cells = [(f"07 cell {i}", "".join(c["source"])) for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"]
