@@ -1,6 +1,7 @@
 """Solutions to the exercises of notebooks/00_start_here.ipynb (run: python solutions/00_start_here.py).
 
-Sizes are cut so that CI runs every solution in seconds; raise N for the numbers the exercises ask.
+Sizes are cut so that CI runs every solution in seconds; raise N for the numbers the exercises ask
+(CSD_MAX_PROMPTS and CSD_MAX_NEW_TOKENS cap N and MAX_NEW, as in the notebooks).
 The family comes from CSD_FAMILY (default tiny-t5) and the prompts from CSD_SEED, as in the notebooks.
 """
 from csd_lib import config, generate, load_family, load_task
@@ -8,13 +9,14 @@ from csd_lib.measure.bench import run_one
 from csd_lib.report.summary import summarize
 from csd_lib.report.claims import paper_k_entries
 
-N = 4
+N = config.n_prompts(4)
+MAX_NEW = config.new_tokens(64)
 fam = load_family(config.FAMILY)
 examples = load_task(fam.task, "test", n=N, seed=config.SEED)
 
 
 def table(methods=("ar", "sd", "csd")):
-    recs = [dict(run_one(fam, e.prompt, m, 64), example=i, method=m) for i, e in enumerate(examples) for m in methods]
+    recs = [dict(run_one(fam, e.prompt, m, MAX_NEW), example=i, method=m) for i, e in enumerate(examples) for m in methods]
     return summarize(recs)
 
 
@@ -30,15 +32,15 @@ for m in ("sd", "csd"):
 #    drafter for the target), so the trace is MaG tokens plus the target's corrections.
 k = [list(r) for r in fam.default_k]
 k[0] = [0] * (len(k) - 1) + [10]
-g = generate(fam, examples[0].prompt, "csd", k=k, max_new_tokens=64)
-ar = generate(fam, examples[0].prompt, "ar", max_new_tokens=64)
+g = generate(fam, examples[0].prompt, "csd", k=k, max_new_tokens=MAX_NEW)
+ar = generate(fam, examples[0].prompt, "ar", max_new_tokens=MAX_NEW)
 print("ex2 K =", k, "| target calls", g.stats.calls["target"], "| calls", g.stats.calls, "| provenance", g.provenance_counts())
 assert g.token_ids == ar.token_ids and all(g.stats.calls.get(d.name, 0) == 0 for d in fam.drafters)
 
 # 3. Lenience 10: the drafters' (lenient) reviews accept more, which changes how work is split,
 #    but the target's review is strict, so every kept token is still the target's argmax.
 for lam in (fam.default_lenience, 10.0):
-    g = generate(fam, examples[0].prompt, "csd", lenience=lam, max_new_tokens=64)
+    g = generate(fam, examples[0].prompt, "csd", lenience=lam, max_new_tokens=MAX_NEW)
     acc = {p: round(sum(s.accepted) / max(1, sum(s.reached)), 3) for p, s in g.stats.acceptance.items()}
     print(f"ex3 l={lam:g}: calls {g.stats.calls}, acceptance {acc}")
     assert g.token_ids == ar.token_ids

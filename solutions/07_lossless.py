@@ -31,15 +31,16 @@ assert naive1 < noise_tv(exact2, 400)
 
 # 3. One-hot q (MaG proposes x): q_eff(x) = min(1, l p(x)) + (1 - min(1, l p(x))) r(x) with r(x) = 0,
 #    so x is emitted with probability min(1, l p(x)): always once p(x) >= 1/l.
-p = torch.tensor([[0.3, 0.5, 0.2], [1 / 3, 1 / 3, 1 / 3]], dtype=torch.float64)
-q = torch.tensor([[1.0, 0.0, 0.0]], dtype=torch.float64)
+p = torch.tensor([[0.3, 0.5, 0.2], [1 / 3, 1 / 3, 1 / 3]], dtype=torch.float64, device="cpu")
+q = torch.tensor([[1.0, 0.0, 0.0]], dtype=torch.float64, device="cpu")
 for lam in (2.0, 1 / 0.3, 5.0):
-    qe = effective_q(p[:1], q, torch.tensor([0]), lam)[0]
+    qe = effective_q(p[:1], q, torch.tensor([0], device="cpu"), lam)[0]
     print(f"ex3 l={lam:.2f}: P(emit x) = {qe[0]:.3f}, min(1, l p(x)) = {min(1.0, lam * 0.3):.3f}")
     assert abs(qe[0] - min(1.0, lam * 0.3)) < 1e-9
 # The notebook's check cell: section 2's p, q one-hot on token 1 (p = 0.3), l = 2: emitted with min(1, 2 * 0.3).
-p2 = torch.tensor([[0.5, 0.3, 0.15, 0.05], [0.25, 0.25, 0.25, 0.25]], dtype=torch.float64)
-expected = float(effective_q(p2[:1], torch.tensor([[0.0, 1.0, 0.0, 0.0]], dtype=torch.float64), torch.tensor([1]), 2.0)[0, 1])
+p2 = torch.tensor([[0.5, 0.3, 0.15, 0.05], [0.25, 0.25, 0.25, 0.25]], dtype=torch.float64, device="cpu")
+one_hot = torch.tensor([[0.0, 1.0, 0.0, 0.0]], dtype=torch.float64, device="cpu")  # tensors on the CPU, as in the notebook
+expected = float(effective_q(p2[:1], one_hot, torch.tensor([1], device="cpu"), 2.0)[0, 1])
 verdict = check(min(1.0, 2.0 * 0.3), expected, rel=0.01, what="exercise 3")
 print("ex3", verdict)
 assert verdict.ok

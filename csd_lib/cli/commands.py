@@ -18,9 +18,10 @@ from ..engine.plan import (METHODS, check_lenience, check_max_new_tokens, check_
 from ..families.shadow import DEFAULT_PRESETS, build_shadows, describe
 from ..families.tasks import load_task
 from ..fileio import check_output_path, write_atomic
-from ..measure.bench import results_lock, resume_problem, run_bench
+from ..measure.bench import duration, results_lock, resume_problem, run_bench
 from ..measure.records import read_records
 from ..price.costfile import bench_costs, load_costs, read_cost_file, save_costs
+from ..price.estimate import bench_prices, generation_seconds
 from ..price.forecast import forecast, format_forecast, read_acceptance_file
 from ..price.predict import format_budget_ranking, rank_run_budgets
 from ..price.timing import measure_costs
@@ -60,6 +61,10 @@ def cmd_generate(args) -> None:
     fam = load_from_args(args)
     for p in prompts:  # every prompt is checked before the first generation writes anything
         encode_prompt(fam, p)
+    if fam.cpu_probe is not None:  # a hub family on the CPU: what this run will take, before it starts
+        one, how = generation_seconds(fam, prompts, args.method, args.max_new_tokens, k)
+        log.warning(f"generate: {len(prompts)} prompt(s) by {args.method} at {args.max_new_tokens} new tokens take "
+                    f"about {duration(one * len(prompts))} here ({one:.3g} s each, {how})")
     for p in prompts:
         g = generate(fam, p, args.method, k=k, lenience=args.lenience, temperature=args.temperature,
                      seed=args.seed, max_new_tokens=args.max_new_tokens, mag_lenience=mag_lenience,
@@ -77,6 +82,7 @@ def cmd_demo(args) -> None:
     run_demo(args.family or config.FAMILY, n_prompts=args.n, max_new_tokens=args.max_new_tokens)
 
 
+# long: every check before the family loads, then the priced run and its summary, in order
 def cmd_bench(args) -> None:
     """Benchmark: every check first (arguments, files, the task's size), then the family, the run, the summary."""
     methods = args.methods.split(",")
@@ -121,7 +127,11 @@ def cmd_bench(args) -> None:
         if problem:
             out = free_path(out)
             print(f"note: {args.out} holds another run's results ({problem}); writing {out}", file=sys.stderr)
-        records = run_bench(fam, examples, methods, out, repeats=args.repeats, **settings)
+        prices, how = bench_prices(fam, examples, ["ar", *methods], args.max_new_tokens, k=args.k, lenience=args.lenience,
+                                   sd_k=args.sd_k, mag_lenience=mag_lenience, cost_model=cost_model,
+                                   records=read_records(out))
+        log.info(f"bench: each run {how}")
+        records = run_bench(fam, examples, methods, out, repeats=args.repeats, predicted=prices, **settings)
     cost_model, match = bench_costs(fam, args.costs, records=records)
     if args.costs not in (None, "none") and match.verdict != "match":
         print(f"note: --costs {args.costs} is used as given, but {match.describe()}", file=sys.stderr)

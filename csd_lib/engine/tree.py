@@ -125,7 +125,7 @@ def review_tree(p: torch.Tensor, tokens: list[int], parents: list[int], q: torch
             x = tokens[j]
             qx = 1.0 if q is None else float(q[j, x])
             acc[j] = min(1.0, float(r[x]) / max(qx, 1e-300))
-            if float(torch.rand(1, generator=generator, dtype=torch.float64)) < acc[j]:
+            if float(torch.rand(1, generator=generator, dtype=torch.float64, device=p.device)) < acc[j]:
                 path.append(j)
                 break
             last = residual(r, None if q is None else q[j], x)   # norm(max(0, r - q_j))

@@ -138,7 +138,7 @@ def _reorder(order: list[int], tokens, parents, *per_node):
 
 def _node_q(chain_q: list, tokens: list[int], src: list[int], vocab: int) -> torch.Tensor:
     """Each node's proposal law (N, V): its chain token's row (None: one-hot), or one-hot (second choices)."""
-    q = torch.zeros(len(tokens), vocab, dtype=torch.float64)  # (N, V) on the CPU, where the tree review runs
+    q = torch.zeros(len(tokens), vocab, dtype=torch.float64, device="cpu")  # (N, V) where the tree review runs
     for i, (t, j) in enumerate(zip(tokens, src)):
         if j >= 0 and chain_q[j] is not None:
             q[i] = chain_q[j].to("cpu", torch.float64)

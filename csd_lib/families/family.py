@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
+import torch
 from huggingface_hub import constants as hub_constants
 
 from .. import config
@@ -29,39 +31,74 @@ from .tasks import bigram_corpus, bigram_source
 log = logging.getLogger(__name__)
 
 
-PROBE_TOKENS = 96  # the notebooks' usual generation length, priced in the CPU warning
+PROBE_BLOCK = 11  # tokens of the probe's longer call: a MaG block of 10 and the token it follows
+PROBE_REPS = 3    # calls of each size per model; the probe keeps their median
 PROBE_QUESTION = "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May"
 
 
 @dataclass(frozen=True)
 class CpuProbe:
-    """A real family's target timed once on the CPU at load: starting a prompt, and one new token."""
-    start_s: float   # encode (T5) or prefill (Llama) and the first call, cold
-    step_s: float    # one more token, one target call
+    """Every model of a family timed on one gsm8k-style prompt (seconds on ``clock``, by model name): ``start`` a
+    prompt (encode or prefill, and the first call), one call scoring one token (``step``) and one scoring
+    :data:`PROBE_BLOCK` (``block``), each the median of :data:`PROBE_REPS`; ``prompt_tokens`` the prompt's length.
+    ``clock`` 'cpu' (this process's CPU time: one torch thread on the CPU, where other jobs' time is not charged)
+    or 'wall'; :meth:`wall_per_second` turns it into wall time at the machine's load when it is used."""
+    start: dict[str, float]
+    step: dict[str, float]
+    block: dict[str, float]
+    prompt_tokens: int
+    clock: str = "wall"
+
+    def wall_per_second(self) -> float:
+        """Wall seconds per second of the probe's clock now: 1 for wall time; for CPU time, the 1-minute load
+        average per core, at least 1 (a one-thread process on a busy machine gets a share of a core)."""
+        if self.clock == "wall" or not hasattr(os, "getloadavg"):
+            return 1.0
+        return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+
+    @property
+    def start_s(self) -> float:
+        return self.start["target"] * self.wall_per_second()
+
+    @property
+    def step_s(self) -> float:
+        return self.step["target"] * self.wall_per_second()
 
     def ar_seconds(self, n_tokens: int) -> float:
-        """About how long a greedy AR generation of ``n_tokens`` takes here: the start, then a call a token."""
+        """About how long (wall) a greedy AR generation of ``n_tokens`` takes here: the start, then a call a token."""
         return self.start_s + (n_tokens - 1) * self.step_s
 
     def warning(self, name: str) -> str:
-        s = self.ar_seconds(PROBE_TOKENS)
         return (f"{name} runs on the CPU: its target took {self.start_s:.2f} s to start a prompt and {self.step_s:.2f} s "
-                f"per new token here (one probe), so one {PROBE_TOKENS}-token greedy generation takes about "
-                f"{f'{s:.0f} s' if s < 120 else f'{s / 60:.0f} min'} and a notebook cell runs many; a GPU (Colab: Runtime > "
-                f"Change runtime type) or a tiny family (CSD_FAMILY=tiny-t5) runs the notebooks in minutes")
+                f"per new token here (a probe), {self.block['target'] / self.step['target']:.1f} times that to score "
+                f"{PROBE_BLOCK} drafted tokens, and a cascade pays that for every rejected draft; bench and generate "
+                f"estimate their run from these timings before they start. A GPU (Colab: Runtime > Change runtime "
+                f"type) or a tiny family (CSD_FAMILY=tiny-t5) runs the notebooks in minutes")
 
 
-def probe_cpu(target: LM, tokenizer, prompt_style: str) -> CpuProbe:
-    """Time ``target`` on one gsm8k-style prompt: its start and first call, then one more token."""
-    ids = prompt_ids(tokenizer, GSM8K_PROMPT.format(question=PROBE_QUESTION), prompt_style)
-    t0 = time.perf_counter()
-    seq = target.start(ids)
-    nxt = int(target.logits(seq, 0)[-1].argmax())
-    t1 = time.perf_counter()
-    target.logits(seq + [nxt], 0)
-    t2 = time.perf_counter()
-    target.release()
-    return CpuProbe(t1 - t0, t2 - t1)
+def probe_calls(models: list[LM], prompt: list[int]) -> CpuProbe:
+    """Time each model of ``models`` (the target first) on ``prompt`` (token ids): see :class:`CpuProbe`."""
+    cpu = torch.get_num_threads() == 1 and all(lm.device.type == "cpu" for lm in models)
+    clock = time.process_time if cpu else time.perf_counter
+    start, step, block = {}, {}, {}
+    for lm in models:
+        t0 = clock()
+        seq = lm.start(prompt)
+        nxt = int(lm.logits(seq, 0)[-1].argmax())
+        start[lm.name] = clock() - t0
+        times: dict[int, list[float]] = {1: [], PROBE_BLOCK: []}
+        for n in (1, PROBE_BLOCK) * PROBE_REPS:
+            t0 = clock()
+            lm.logits(seq + [nxt] * n, n - 1)  # the cache holds seq: each call scores n tokens after it
+            times[n].append(clock() - t0)
+        step[lm.name], block[lm.name] = float(np.median(times[1])), float(np.median(times[PROBE_BLOCK]))
+        lm.release()
+    return CpuProbe(start, step, block, len(prompt), "cpu" if cpu else "wall")
+
+
+def probe_cpu(models: list[LM], tokenizer, prompt_style: str) -> CpuProbe:
+    """:func:`probe_calls` on one gsm8k-style prompt, worded and wrapped in ``prompt_style``."""
+    return probe_calls(models, prompt_ids(tokenizer, GSM8K_PROMPT.format(question=PROBE_QUESTION), prompt_style))
 
 
 @dataclass
@@ -88,7 +125,7 @@ class Family:
     policy: config.Policy | None = None
     previous_work: CostTable | None = None
     by_task: dict[str, dict] = field(default_factory=dict)
-    cpu_probe: CpuProbe | None = None  # a hub family on the CPU: its target timed at load (``probe_cpu``)
+    cpu_probe: CpuProbe | None = None  # a hub family on the CPU: its models timed at load (``probe_cpu``)
     medusa: object | None = None  # Medusa heads on the target (method 'medusa'): (rows, D) -> (H, rows, V), with trees
 
     @property
@@ -337,7 +374,7 @@ def _load_hub(name: str, target_id: str, drafter_ids: list[str], k, lenience: fl
     tok = toks[target_id]
     if target.max_length is None:  # relative positions (T5): no length limit, whatever the tokenizer says (512)
         tok.model_max_length = VERY_LARGE_INTEGER
-    probe = probe_cpu(target, tok, prompt_style) if target.device.type == "cpu" else None
+    probe = probe_cpu([target, *drafters], tok, prompt_style) if target.device.type == "cpu" else None
     if probe is not None:  # before any heavy work: what a CPU run of this family costs
         log.warning(f"load_family: {probe.warning(name)}")
     mag = MaG(real_bigram(name, tok, target.vocab_size))

@@ -17,6 +17,7 @@ split (and ``train`` also drops ``val`` prompts).
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import logging
 import random
@@ -478,10 +479,15 @@ def corpus(split: str = "train", n: int = 1000, seed: int = 0,
 
 
 def bigram_source(task: str = "gsm8k") -> str:
-    """The source label under which a cached bigram table is looked up before any corpus loads: the
-    synthetic train split's where the real data cannot come (offline and no ``CSD_DATA_DIR``), else the
-    real one's (``bigram_corpus`` falls back and says so when it does not come after all)."""
-    if task.startswith("synth-") or (config.HF_OFFLINE and config.data_dir() is None):
+    """The source label under which a cached bigram table is looked up before any corpus loads, by the
+    order :func:`load_task` follows: the real train split's where it can come (a local copy in
+    ``CSD_DATA_DIR``, or the hub when online with ``datasets`` installed), else the synthetic one's. Only a
+    hub that fails on the day makes ``bigram_corpus`` name another source (and the next load looks again)."""
+    root = config.data_dir()
+    local = root is not None and (
+        (root / "gsm8k" / "train.jsonl").is_file() if task == "gsm8k" else any((root / "mmlu" / "dev").glob("*.csv")))
+    hub = not config.HF_OFFLINE and importlib.util.find_spec("datasets") is not None
+    if task.startswith("synth-") or not (local or hub):
         return f"synth-{task.removeprefix('synth-')}-train"
     return f"{task}-train"
 

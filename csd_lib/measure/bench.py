@@ -15,6 +15,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 
 try:
@@ -127,12 +128,18 @@ def task_k(family, examples, k=None, sd_k=None) -> tuple:
     return (family.k_for(task) if k is None else k), (family.sd_k_for(task) if sd_k is None else sd_k)
 
 
+def method_plan(family, method: str, k=None, lenience=None, sd_k=None, mag_lenience=None) -> Plan | None:
+    """The plan ``method`` runs in this bench (None for the HF baselines); a bad K or lenience is a ValueError."""
+    if method in HF_METHODS:
+        return None
+    return make_plan(family, base_method(method), **_method_args(method, k, lenience, sd_k, mag_lenience))
+
+
 def method_settings(family, method: str, k=None, lenience=None, sd_k=None, mag_lenience=None) -> dict | None:
     """What ``method`` runs with in this bench ({'k', 'lenience', 'mag_lenience', 'drafters'} of its plan);
     None for the HF baselines. A bad K or lenience is a ValueError here, before any run."""
-    if method in HF_METHODS:
-        return None
-    return _settings(make_plan(family, base_method(method), **_method_args(method, k, lenience, sd_k, mag_lenience)))
+    plan = method_plan(family, method, k, lenience, sd_k, mag_lenience)
+    return None if plan is None else _settings(plan)
 
 
 def record_settings(rec: dict) -> dict | None:
@@ -294,11 +301,53 @@ def use_clock(family, clock: str):
             lm.meter.clock = c
 
 
-# long: the resumable run loop reads as one: resume check, interleaved rounds, one line written per run
+def seconds_bar(total_s: float, desc: str, disable: bool = False, leave: bool = True):
+    """A progress bar (stderr) over ``total_s`` predicted seconds of work: ``update(s)`` as each item of predicted
+    ``s`` seconds is done, so the time left that it shows weighs every item by its cost."""
+    return tqdm(total=max(total_s, 1e-9), desc=desc, disable=disable, leave=leave, unit="s",
+                bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s predicted [{elapsed}<{remaining}]")
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` for a person: 'N s' under two minutes, else minutes, else hours."""
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min" if seconds < 7200 else \
+        f"{seconds / 3600:.1f} h"
+
+
+def _announce(family, todo, per_run: dict[str, float], warm: list[float], how: str) -> None:
+    """Log what the runs ``todo`` (and a warm-up of ``warm`` seconds) will take, from ``per_run`` seconds a method:
+    a warning for a hub family on the CPU (one with a load probe), else a note."""
+    total = sum(per_run[m] for _, m, _ in todo) + sum(warm)
+    ms = dict.fromkeys(m for _, m, _ in todo)
+    say = log.warning if family.cpu_probe is not None else log.info
+    say(f"bench {family.name}: {len(todo)} runs{' and a warm-up' if warm else ''} take about {duration(total)} here "
+        f"({how}; one run: {', '.join(f'{m} {per_run[m]:.3g} s' for m in ms)})")
+
+
+def _warm_up(family, prompt: str, methods: list[str], n: int, settings: dict, progress: bool,
+             predicted: dict | None) -> dict[str, float]:
+    """Run each of ``methods`` (a method may repeat) on ``prompt`` for ``n`` tokens, untimed by the bench:
+    {method: its last run's wall seconds} for those that ran."""
+    took = {}
+    bar = seconds_bar(sum(predicted[m] for m in methods), f"warm-up {family.name}", not progress or not methods,
+                      leave=False) if predicted else tqdm(methods, desc=f"warm-up {family.name}", leave=False,
+                                                          disable=not progress or not methods)
+    for m in methods:
+        t0 = time.perf_counter()
+        try:
+            run_one(family, prompt, m, n, **settings)
+            took[m] = time.perf_counter() - t0
+        except Exception:  # noqa: BLE001 - the timed run records this method's error
+            pass
+        bar.update(predicted[m] if predicted else 1)
+    bar.close()
+    return took
+
+
 def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k=None, lenience=None,
               warmup: int = 1, progress: bool = True, stop_after: int | None = None,
               repeats: int = 1, sd_k=None, split: str = "test", seed: int = 0, mag_lenience=None,
-              clock: str = "wall") -> list[dict]:
+              clock: str = "wall", predicted: dict[str, float] | None = None) -> list[dict]:
     """Run every method on every example in interleaved rounds, one JSON line per (example, method, rep).
 
     Round ``(i, rep)`` runs every method on example ``i`` back to back (the order rotates
@@ -315,6 +364,10 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     The whole run holds the file's lock (:func:`results_lock`: a second writer is refused); a resumed
     file keeps the first of duplicate (example, method, repeat) lines. Ctrl-C raises
     :class:`BenchInterrupted` (a KeyboardInterrupt) after the last complete line.
+    ``predicted``: seconds of one run of each method at ``max_new_tokens``, priced before the run
+    (:func:`csd_lib.price.estimate.bench_prices`); without it each method's warm-up time, scaled to
+    ``max_new_tokens``, stands in. The run's time is logged from it before the (timed) work starts, as a
+    warning for a hub family on the CPU, and the progress bar weighs each run by it.
     """
     bad = [m for m in methods if base_method(m) not in ALL_METHODS]
     if bad:
@@ -334,11 +387,12 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     check_output_path(out, "out")  # an existing folder, device or FIFO is refused; a symlink is written through
     with results_lock(out):
         return _run_locked(family, examples, methods, out, max_new_tokens, k, lenience, warmup, progress, stop_after,
-                           repeats, sd_k, split, seed, mag_lenience, clock)
+                           repeats, sd_k, split, seed, mag_lenience, clock, predicted)
 
 
+# long: the resumable run loop reads as one: resume check, warm-up, one line written per run
 def _run_locked(family, examples, methods, out, max_new_tokens, k, lenience, warmup, progress, stop_after,
-                repeats, sd_k, split, seed, mag_lenience, clock) -> list[dict]:
+                repeats, sd_k, split, seed, mag_lenience, clock, predicted) -> list[dict]:
     """:func:`run_bench` once it holds the results file's lock."""
     records = read_records(out)
     problem = resume_problem(records, family, examples, methods, max_new_tokens, k, lenience, sd_k, split, seed,
@@ -364,12 +418,18 @@ def _run_locked(family, examples, methods, out, max_new_tokens, k, lenience, war
         written = 0
         try:
             warm = [m for _ in range(warmup) for m in methods]  # first calls of a new shape are slow: never time them
-            for m in tqdm(warm, desc=f"warm-up {family.name}", disable=not progress or not warm, leave=False):
-                try:
-                    run_one(family, examples[0].prompt, m, min(32, max_new_tokens), **settings)
-                except Exception:  # noqa: BLE001 - the timed run records this method's error
-                    pass
-            for i, m, rep in tqdm(todo, desc=f"bench {family.name}", disable=not progress):
+            warm_n = min(32, max_new_tokens)
+            if predicted:
+                _announce(family, todo, predicted, [predicted[m] * warm_n / max_new_tokens for m in warm],
+                          "priced before the run")
+            took = _warm_up(family, examples[0].prompt, warm, warm_n, settings, progress, predicted)
+            cost = predicted or ({m: t * max_new_tokens / warm_n for m, t in took.items()}
+                                 if set(took) >= {m for _, m, _ in todo} else None)
+            if cost and not predicted:
+                _announce(family, todo, cost, [], f"each method's warm-up time, scaled to {max_new_tokens} tokens")
+            bar = seconds_bar(sum(cost[m] for _, m, _ in todo), f"bench {family.name}", not progress) if cost \
+                else tqdm(total=len(todo), desc=f"bench {family.name}", disable=not progress)
+            for i, m, rep in todo:
                 ex = examples[i]
                 try:
                     rec = run_one(family, ex.prompt, m, max_new_tokens, **settings)
@@ -383,8 +443,10 @@ def _run_locked(family, examples, methods, out, max_new_tokens, k, lenience, war
                     os.fsync(f.fileno())
                     records.append(rec)
                     written += 1
+                bar.update(cost[m] if cost else 1)
                 if stop_after is not None and written >= stop_after:
                     break
+            bar.close()
         except KeyboardInterrupt:
             raise BenchInterrupted(written, len(todo)) from None
     return records

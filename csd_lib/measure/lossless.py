@@ -48,20 +48,20 @@ def exact_joint(family, prompt, n_tokens: int, temperature: float = 1.0) -> np.n
     ids = encode_prompt(family, prompt)
     dev = lm.device
     if n_tokens > 1:
-        grid = torch.cartesian_prod(*[torch.arange(V)] * (n_tokens - 1)).reshape(-1, n_tokens - 1)  # (B, n-1)
+        grid = torch.cartesian_prod(*[torch.arange(V, device="cpu")] * (n_tokens - 1)).reshape(-1, n_tokens - 1)
     else:
-        grid = torch.zeros(1, 0, dtype=torch.long)                                            # (1, 0)
+        grid = torch.zeros(1, 0, dtype=torch.long, device="cpu")  # (B, n-1) on the CPU, where logp is read
     B = grid.shape[0]
     prompt_t = torch.tensor([ids], device=dev).repeat(B, 1)                                   # (B, S)
     if lm.is_encoder_decoder:
-        start = torch.full((B, 1), lm.decoder_start, dtype=torch.long)
-        dec = torch.cat([start, grid], 1).to(dev)                                             # (B, n)
+        start = torch.full((B, 1), lm.decoder_start, dtype=torch.long, device=dev)
+        dec = torch.cat([start, grid.to(dev)], 1)                                             # (B, n)
         logits = lm.model(input_ids=prompt_t, decoder_input_ids=dec).logits                  # (B, n, V)
     else:
         inp = torch.cat([prompt_t, grid.to(dev)], 1)                                          # (B, S+n-1)
         logits = lm.model(input_ids=inp).logits[:, len(ids) - 1:]                             # (B, n, V)
     logp = torch.log(probs(logits.double(), temperature).clamp_min(1e-300)).cpu()           # (B, n, V)
-    joint = torch.zeros(B, dtype=torch.float64)
+    joint = torch.zeros(B, dtype=torch.float64, device="cpu")
     for i in range(n_tokens - 1):
         joint += logp[:, i].gather(1, grid[:, i:i + 1])[:, 0]
     out = (joint[:, None] + logp[:, n_tokens - 1]).exp().reshape(-1).numpy()                 # (V**n,)

@@ -146,8 +146,8 @@ def costs_for(fam, reference: dict | None = None, seconds: float = 10.0,
     if chosen is not None:
         return chosen
     path = machine_cost_path(fam.name, here)
-    log.info(f"no stored cost model of {fam.name} matches this machine; measuring one (about {seconds:.0f} s) "
-             f"into {path}")
+    log.info(f"no stored cost model of {fam.name} matches this machine; measuring one into {path} (its time is "
+             f"priced next)")
     cm = measure_costs(fam, prompt_ids, seconds=seconds, min_reps=min_reps)
     save_costs(cm, path)
     why = "; ".join(skipped) or f"no cost model of {fam.name} is stored for this device"

@@ -34,6 +34,7 @@ from ..measure.machine import device_name, environment, fingerprint, match_finge
 from ..measure.records import as_records, fastest, other_run, read_records
 from .costfile import cost_fingerprint, read_cost_file
 from .costmodel import CallFit, CostModel
+from .estimate import ASSUMED_MAG, PAPER_AT_30, paper_row
 from .predict import run_table
 from .pricing import price_plan
 from .timing import measure_costs, reference_of, step_costs
@@ -42,8 +43,6 @@ from .tune import candidate_grid
 # docs/REFERENCE.md, "Acceptance profile for predict": paper Fig. 2 (FLAN-T5 drafters for
 # FLAN-T5-XXL), the share of drafts accepted at position 1 (0.7-0.8) falling to 0.1 by 30.
 PAPER_FIRST = {"base": 0.8, "small": 0.7}
-PAPER_AT_30 = 0.1
-ASSUMED_MAG = 0.3        # not published: MaG's rate for every reviewer (the tuner's fill for unmeasured pairs)
 SD_KS = tuple(range(1, 25))
 VERTICAL_KS = tuple(range(1, 17))
 CPU_MAX_LAYERS = 2       # the depth measured on a CPU unless --max-layers says otherwise
@@ -51,13 +50,6 @@ MC_MAX_STEPS = 32        # top-level steps simulated per generation at most (low
 
 
 # -- acceptance profiles -----------------------------------------------------------------------
-
-def paper_row(first: float, at30: float = PAPER_AT_30, positions: int = 30) -> list[float]:
-    """Conditional per-position rates whose cumulative acceptance falls geometrically from
-    ``first`` at position 1 to ``at30`` at position 30 (Fig. 2 plots the cumulative share)."""
-    r = (at30 / first) ** (1.0 / (positions - 1))
-    return [first] + [r] * (positions - 1)
-
 
 def paper_table(levels: list[str], t5: bool = True) -> tuple[dict, list[str]]:
     """The paper's profile for a T5 family (``t5``) with drafters ``base``, ``small`` (or one) and MaG."""
@@ -247,7 +239,7 @@ def price_grid(neural: list[str], k, lenience: float, cost_model: CostModel, tab
 
     ``table_for(method, plan)`` and ``shape_for(method)`` give the acceptance table and the
     (tokens, start) to price a plan on. ``max_steps``: the Monte Carlo's cap on steps per generation
-    (a capped row says ``capped``); ``progress``: a bar on stderr, one tick per plan.
+    (a capped row says ``capped``); ``progress``: a bar on stderr, each plan weighed by :func:`mc_work`.
     """
     drafters = [*neural, "mag"]
     grid = [g for g, _ in candidate_grid(len(neural), leniences=(lenience,), mag=mag_block)]
@@ -259,13 +251,27 @@ def price_grid(neural: list[str], k, lenience: float, cost_model: CostModel, tab
     plans += [("csd", Plan.csd(drafters, g, lenience, mag_block), {"preset": g == own})
               for g in grid + ([own] if own not in grid else [])]
     rows = []
-    for method, plan, extra in tqdm(plans, desc="predict: pricing plans", unit="plan", disable=not progress,
-                                    file=sys.stderr):
+    work = [mc_work(plan) for _, plan, _ in plans]
+    bar = tqdm(total=sum(work), desc="predict: pricing plans", disable=not progress, file=sys.stderr,
+               bar_format="{l_bar}{bar}| [{elapsed}<{remaining}]")
+    for (method, plan, extra), w in zip(plans, work):
         tokens, start = shape_for(method)
         price_ = price_plan(plan, table_for(method, plan), cost_model, tokens, start, n_sim=n_sim,
                             max_steps=max_steps)
         rows.append(_row(method, plan, price_, **extra, **({"capped": True} if price_.get("capped") else {})))
+        bar.update(w)
+    bar.close()
     return rows
+
+
+def mc_work(plan: Plan) -> float:
+    """A plan's Monte Carlo work relative to others' (the pricing bar's weight): its neural draft calls a step
+    (K's entries outside MaG's column, plus the target's), three times as many with MaG at the bottom."""
+    if not plan.drafters:
+        return 0.05  # AR is priced in closed form
+    neural = [j for j, d in enumerate(plan.drafters) if d != "mag"]
+    calls = 1 + float(np.asarray(plan.k)[:, neural].sum())
+    return calls * (3 if "mag" in plan.drafters else 1)
 
 
 def best_rows(rows: list[dict]) -> dict:

@@ -27,13 +27,14 @@ import time
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from ..engine.cascade import encode_prompt, generate
 from ..engine.plan import METHODS
 from ..families.tasks import load_task
+from ..measure.bench import seconds_bar
 from ..measure.machine import device_name, environment
 from .costmodel import CallFit, CostModel, fit_call, overhead_fit
+from .estimate import PROBE_START, method_seconds, probe_cost_model, run_acceptance
 
 log = logging.getLogger(__name__)
 
@@ -51,16 +52,6 @@ def cost_clock():
     if torch.get_num_threads() == 1 and not torch.cuda.is_available():
         return time.process_time
     return time.perf_counter
-
-
-def _median_time(fn, reps: int) -> float:
-    clock = cost_clock()
-    ts = []
-    for _ in range(reps):
-        t0 = clock()
-        fn()
-        ts.append(clock() - t0)
-    return float(np.median(ts))
 
 
 def _filler(prompt_ids: list[int], length: int) -> list[int]:
@@ -98,11 +89,14 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
         lm.release()
     size = _size_run(fam, prompt_ids, len(ov_prompts), grids, n_grid, seconds, warmup, min_reps)
     n_grid, reps, points = size["n_grid"], size["reps"], size["points"]
-    bar = tqdm(total=(warmup + reps) * points, desc=f"cost model {fam.name}", leave=False)
+    weight = {lm.name: {n: c * len(grids[lm.name]) for n, c in size["cost"][lm.name].items()} for lm in lms}
+    bar = seconds_bar(sum(w for ws in weight.values() for w in ws.values()) * (warmup + reps),
+                      f"cost model {fam.name}", leave=False)
     clock = cost_clock()
     samples: list[list] = []
     for lm in lms:                     # every point is timed once per round, rounds interleave
-        samples += _time_points(lm, prompt_ids, grids[lm.name], n_grid, warmup + reps, warmup, clock, bar)
+        samples += _time_points(lm, prompt_ids, grids[lm.name], n_grid, warmup + reps, warmup, clock,
+                                lambda n, w=weight[lm.name]: bar.update(w[n] / len(grids[lm.name])))
     bar.close()
     overhead = engine_overhead(fam, ov_prompts, max_new_tokens=size["ov_tokens"], rounds=size["ov_rounds"])
     forward, start, notes = _fit_samples(fam, samples, overhead)
@@ -154,35 +148,37 @@ def reference_of(steps: dict[str, dict[int, float]]) -> dict:
 
 def _size_run(fam, prompt_ids: list[int], n_prompts: int, grids: dict, n_grid, seconds: float, warmup: int,
               min_reps: int) -> dict:
-    """Probe one call per model and size the measurement to ``seconds``: the ``n_grid`` kept, ``reps``
-    per point, ``points``, and the engine-overhead runs' ``ov_tokens`` and ``ov_rounds``."""
+    """Price the measurement from a probe of every model (:func:`csd_lib.price.estimate.probe_cost_model`) and size
+    it to ``seconds``, half for the points and half for the engine-overhead runs: the ``n_grid`` kept, ``reps`` per
+    point, ``points``, each point's predicted seconds per call (``cost``), the overhead runs' ``ov_tokens`` and
+    ``ov_rounds``, and the whole run's predicted seconds (``eta``), each method's generation priced on its plan."""
     lms = fam.models
-    per_call = {}
-    for lm in lms:  # probe: one call per model at the smallest point, to size the repetitions
-        seq = lm.start(prompt_ids)
-        for _ in range(warmup):
-            lm.logits(seq + [seq[-1]], 0)
-        per_call[lm.name] = _median_time(lambda: lm.logits(seq + [seq[-1]], 0), 3)
-        lm.release()
-    est = sum(per_call[lm.name] * len(n_grid) * len(grids[lm.name]) * 1.5 for lm in lms)
-    if est * (warmup + min_reps) > seconds and len(n_grid) > 3:  # slow calls (a real family): fewer points
+    cm = probe_cost_model(fam, prompt_ids)
+    cost = {lm.name: {n: float(cm.call(lm.name, n, reviews=False)) for n in n_grid} for lm in lms}
+    per_round = lambda ns: sum(cost[lm.name][n] * len(grids[lm.name]) for lm in lms for n in ns)  # noqa: E731
+    if per_round(n_grid) * (warmup + min_reps) > 0.5 * seconds and len(n_grid) > 3:  # slow calls: fewer points
         n_grid = tuple(n_grid)[::2]
-        est = sum(per_call[lm.name] * len(n_grid) * len(grids[lm.name]) * 1.5 for lm in lms)
+    est = per_round(n_grid)
+    cost = {name: {n: c for n, c in costs.items() if n in n_grid} for name, costs in cost.items()}
     points = sum(len(n_grid) * len(grids[lm.name]) for lm in lms)
-    reps = int(np.clip(0.85 * seconds / max(est, 1e-9), min_reps, 200))
-    # the engine's overhead: every method on the prompt, as many rounds and tokens as the budget allows
-    step = per_call[fam.target.name] * len(lms)  # about one token of one method
-    ov_tokens = int(np.clip(0.5 * seconds / (2 * 5 * step), 8, 48))
-    ov_rounds = int(np.clip(0.5 * seconds / (5 * ov_tokens * step * n_prompts), 1, 4))
-    eta = est * (warmup + reps) + 5 * step * ov_tokens * (ov_rounds + 1) * n_prompts
+    reps = int(np.clip(0.5 * seconds / max(est, 1e-9) - warmup, min_reps, 200))
+    # the engine's overhead: every method on each prompt, a warm-up round and as many more as the budget allows
+    table, accepted = run_acceptance(fam, fam.task)
+    gen = lambda n: sum(method_seconds(fam, overhead_methods(fam), n, cm, table, PROBE_START).values())  # noqa: E731
+    ov_tokens = int(np.clip(0.5 * seconds / (2 * n_prompts * gen(48) / 48), 8, 48))
+    ov_rounds = int(np.clip(0.5 * seconds / (gen(ov_tokens) * n_prompts) - 1, 1, 4))
+    eta = est * (warmup + reps) + gen(ov_tokens) * (ov_rounds + 1) * n_prompts
     log.info(f"cost model of {fam.name}: {points} points x {warmup + reps} rounds, then {ov_rounds + 1} rounds of "
-             f"every method at {ov_tokens} tokens on {n_prompts} prompt(s): about {eta:.0f} s")
-    return dict(n_grid=n_grid, reps=reps, points=points, ov_tokens=ov_tokens, ov_rounds=ov_rounds)
+             f"every method at {ov_tokens} tokens on {n_prompts} prompt(s): about {eta:.0f} s (each call priced "
+             f"from a probe, each method's generation on its plan with {accepted}; the engine's time between calls not "
+             f"included)")
+    return dict(n_grid=n_grid, reps=reps, points=points, cost=cost, ov_tokens=ov_tokens, ov_rounds=ov_rounds, eta=eta)
 
 
-def _time_points(lm, prompt_ids: list[int], l_grid, n_grid, rounds: int, warmup: int, clock, bar) -> list[list]:
+def _time_points(lm, prompt_ids: list[int], l_grid, n_grid, rounds: int, warmup: int, clock, done) -> list[list]:
     """[model, n, L, median seconds] of every (n, L) point of one model over ``rounds`` rounds (the first
-    ``warmup`` untimed), then [model, 0, 0, seconds of one start]: n = 0 marks the start cost."""
+    ``warmup`` untimed), then [model, 0, 0, seconds of one start]: n = 0 marks the start cost. ``done(n)``
+    after each call (a progress bar's tick)."""
     seq = lm.start(prompt_ids)
     t0 = clock()
     lm.start(prompt_ids)
@@ -198,7 +194,7 @@ def _time_points(lm, prompt_ids: list[int], l_grid, n_grid, rounds: int, warmup:
                 lm.logits(ctx + drafts[n], n - 1)
                 if rnd >= warmup:
                     times.setdefault((n, L), []).append(clock() - t0)
-                bar.update()
+                done(n)
     lm.release()
     return [[lm.name, n, L, float(np.median(ts))] for (n, L), ts in times.items()] + [[lm.name, 0, 0, start_s]]
 
@@ -219,6 +215,11 @@ def _fit_samples(fam, samples: list[list], overhead: dict) -> tuple[dict, dict, 
     return forward, start, notes
 
 
+def overhead_methods(fam) -> list[str]:
+    """The methods :func:`engine_overhead` runs: every linear method the family can run."""
+    return [m for m in METHODS if m != "staged" or len(fam.drafters) >= 2]
+
+
 def engine_overhead(fam, prompts: list[list[int]], max_new_tokens: int = 48, rounds: int = 4) -> dict:
     """The engine's own time per call, outside model forwards, from real generations.
 
@@ -230,7 +231,7 @@ def engine_overhead(fam, prompts: list[list[int]], max_new_tokens: int = 48, rou
     give the fit points whose counts differ; a fit below :data:`csd_lib.price.costmodel.MIN_R2`
     becomes one median per engine call (:func:`csd_lib.price.costmodel.overhead_fit`, its ``note``).
     """
-    methods = [m for m in METHODS if m != "staged" or len(fam.drafters) >= 2]
+    methods = overhead_methods(fam)
     best: dict[tuple[str, int], tuple[float, list[float]]] = {}
     clock = cost_clock()
     for rnd in range(rounds + 1):

@@ -117,12 +117,13 @@ def step_latency(model, n_cache: int = 200, n_new: int = 1, n_prompt: int = 64,
     calls, which is robust to other processes on a shared machine.
     """
     from transformers import DynamicCache, EncoderDecoderCache
-    g = torch.Generator().manual_seed(0)
+    dev = next(model.parameters()).device
+    g = torch.Generator(device=dev).manual_seed(0)
     V = model.config.vocab_size
-    y = torch.randint(4, V, (1, n_cache), generator=g)                    # (1, n_cache)
-    new = torch.randint(4, V, (1, n_new), generator=g)                    # (1, n_new)
+    y = torch.randint(4, V, (1, n_cache), generator=g, device=dev)        # (1, n_cache)
+    new = torch.randint(4, V, (1, n_new), generator=g, device=dev)        # (1, n_new)
     if model.config.is_encoder_decoder:
-        enc = model.get_encoder()(input_ids=torch.randint(4, V, (1, n_prompt), generator=g))
+        enc = model.get_encoder()(input_ids=torch.randint(4, V, (1, n_prompt), generator=g, device=dev))
         cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
         model(encoder_outputs=enc, decoder_input_ids=y, cache=cache, use_cache=True)
         call = lambda: model(encoder_outputs=enc, decoder_input_ids=new, cache=cache, use_cache=True)  # noqa: E731

@@ -59,3 +59,36 @@ def test_the_engine_makes_every_tensor_on_its_device(name, temperature, default_
     got = {m: generate(fam, prompt, m, max_new_tokens=20, temperature=temperature, seed=5).token_ids
            for m in methods}
     assert got == want
+
+
+def _inputs_on_device(module):
+    """A forward pre-hook on ``module`` that raises when a tensor argument sits off its weights' device."""
+    dev = next(module.parameters()).device
+
+    def check(_module, args, kwargs):
+        for t in [*args, *kwargs.values()]:
+            if isinstance(t, torch.Tensor) and t.device != dev:
+                raise RuntimeError(f"{type(_module).__name__} got an input on {t.device}, its weights are on {dev}")
+    return module.register_forward_pre_hook(check, with_kwargs=True)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_the_tree_methods_make_every_tensor_on_its_device(temperature, default_device_no_model_uses):
+    """tree-sd, csd-tree and medusa (tiny-llama's heads) under a default device no model uses: every forward's
+    inputs sit on its model's device, and each method writes what it writes on the models' own default."""
+    from csd_lib import load_family
+    fam = load_family("tiny-llama")
+    assert fam.medusa is not None
+    methods = ["tree-sd", "csd-tree", "medusa"]
+    prompt = "Question: Tom has 3 pens and buys 4 more. How many pens? Answer:"
+    run = lambda m: generate(fam, prompt, m, max_new_tokens=12, temperature=temperature, seed=5)  # noqa: E731
+    want = {m: run(m).token_ids for m in methods}
+    hooks = [_inputs_on_device(m) for m in ({id(lm.model): lm.model for lm in fam.models} | {0: fam.medusa}).values()]
+    default_device_no_model_uses()
+    try:
+        got = {m: run(m) for m in methods}
+    finally:
+        for h in hooks:
+            h.remove()
+    assert {m: g.token_ids for m, g in got.items()} == want
+    assert all(g.stats.calls["target"] >= 1 and len(g.token_ids) >= 1 for g in got.values())

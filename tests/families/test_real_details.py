@@ -83,7 +83,8 @@ def test_bigram_corpus_from_local_train_data(offline_no_data, monkeypatch, tmp_p
 def test_bigram_cache_name_follows_the_source(offline_no_data, monkeypatch, tmp_path):
     tok = toy_tokenizer(48, True)
     real_bigram("fam/x", tok, 48)
-    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "gsm8k").mkdir(parents=True)
+    (tmp_path / "data" / "gsm8k" / "train.jsonl").write_text(json.dumps({"question": "q", "answer": "a\n#### 1"}) + "\n")
     monkeypatch.setattr(config, "DATA_DIR", str(tmp_path / "data"))  # real data may come now: the synthetic table is not enough
     monkeypatch.setattr(families, "bigram_corpus", lambda task: (["w5 w6 w7 w5 w8"] * 3, "gsm8k-train"))
     table = real_bigram("fam/x", tok, 48)

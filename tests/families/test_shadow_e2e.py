@@ -150,3 +150,41 @@ def test_notebook_on_a_shadowed_preset(name, preset, hub, tmp_path):
     asks = any("family=fam" in c.source and ("holds(" in c.source or "expect(" in c.source) for c in code)
     assert NOT_CHECKED in text or not asks, "a claim on random weights was asserted instead of reported as not checked"
     assert list(own_cache.glob(f"{preset}-bigram-*.npy")), "the notebook did not load the family CSD_FAMILY names"
+
+
+def test_up_front_estimates_hold_against_the_run(tmp_path_factory, tmp_path, monkeypatch, caplog):
+    """On flan-t5-colab's shadows (random weights: no draft is accepted) each estimate made before the work
+    lands within 2x of the time the work took: each method's generation priced from the load probe (what
+    ``generate`` warns with), a bench's whole run, and the cost model's measurement (what ``predict`` logs)."""
+    import re
+    import time
+    from csd_lib import generate, load_family, load_task
+    from csd_lib.engine.cascade import encode_prompt
+    from csd_lib.measure.bench import run_bench
+    from csd_lib.price.estimate import bench_prices, generation_seconds
+    from csd_lib.price.timing import measure_costs
+    hub = tmp_path_factory.mktemp("colab-hub")
+    build_shadows(hub, ["flan-t5-colab"], max_layers=1, verbose=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(config, "HF_OFFLINE", True)
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "cache"))
+    fam = load_family("flan-t5-colab", device="cpu", dtype=torch.float32)
+    examples, methods, n = load_task("gsm8k", "test", 1), ["ar", "sd", "mag", "csd"], 8
+    generate(fam, examples[0].prompt, "ar", max_new_tokens=2)  # the first call of a process is slow: not priced
+
+    prices, _ = bench_prices(fam, examples, methods, n)
+    t0 = time.perf_counter()
+    recs = run_bench(fam, examples, methods, tmp_path / "b.jsonl", max_new_tokens=n, predicted=prices, progress=False)
+    took = time.perf_counter() - t0
+    assert 0.5 <= 2 * sum(prices.values()) / took <= 2, (prices, took)  # the warm-up runs each method at n too
+    for r in recs:
+        one, _ = generation_seconds(fam, [examples[0].prompt], r["method"], n)
+        assert 0.5 <= one / r["stats"]["wall_time"] <= 2, (r["method"], one, r["stats"]["wall_time"])
+
+    caplog.set_level("INFO", logger="csd_lib.price.timing")
+    t0 = time.perf_counter()
+    measure_costs(fam, encode_prompt(fam, examples[0].prompt), seconds=5, min_reps=1)
+    took = time.perf_counter() - t0
+    said = float(re.search(r"cost model of flan-t5-colab: .*? about (\d+) s", caplog.text).group(1))
+    assert 0.5 <= said / took <= 2, (said, took)
