@@ -218,14 +218,19 @@ def test_a_committed_class_file_is_found_before_the_default_and_nothing_is_measu
     assert path.parent == tmp_path and machine_key(here) in path.name
 
 
-def test_a_summary_prices_chains_and_leaves_trees_unpriced(tmp_path, measured):
-    """A chain's EWIF does not price a tree: with a cost model, csd-tree's prediction stays NaN, SD's is set."""
+def test_a_summary_prices_chains_and_trees(tmp_path, measured):
+    """With a cost model, SD's prediction is set by a chain's EWIF and csd-tree's by the tree pricing (its lines
+    carry the per-branch meters); lines without those meters stay NaN."""
     from csd_lib.report.summary import summarize
     ex = [type("Ex", (), dict(prompt=f"w5 w6 w{7 + i} w8", task="toy", source="t"))() for i in range(2)]
     recs = run_bench(fam(), ex, ["ar", "sd", "csd-tree"], tmp_path / "r.jsonl", 8, warmup=0, progress=False)
     s = summarize(recs, measured)
     assert s["sd"]["speedup_walltime_predicted"] > 0 and s["csd-tree"]["mismatches"] == 0
-    assert s["csd-tree"]["speedup_walltime_predicted"] != s["csd-tree"]["speedup_walltime_predicted"]  # NaN
+    assert s["csd-tree"]["speedup_walltime_predicted"] > 0
+    old = [dict(r, stats={k: v for k, v in r["stats"].items() if k != "branches"}) if r["method"] == "csd-tree" else r
+           for r in recs]  # lines written before the per-branch meters
+    s_old = summarize(old, measured)["csd-tree"]["speedup_walltime_predicted"]
+    assert s_old != s_old  # NaN
 
 
 def test_the_core_count_is_named_but_not_compared():

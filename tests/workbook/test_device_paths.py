@@ -91,7 +91,8 @@ def test_notebook_07_cells_that_touch_models(short, monkeypatch, notebook_setup_
     """Every code cell of notebook 07 that runs a model or a review (the sampling test at 20 samples a method)."""
     nb = json.loads((ROOT / "notebooks" / "07_lossless.ipynb").read_text(encoding="utf-8"))
     cells = [(f"07 cell {i}", "".join(c["source"])) for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"]
-    picked = [(n, s) for n, s in cells if _touches_models(s)]
+    # the sampling asserts (``assert tvs[...]``) hold at the notebook's N_SAMPLES, not at the 20 run here
+    picked = [(n, s) for n, s in cells if _touches_models(s) and "assert tvs" not in s]
     assert len(picked) >= 6 and any("sample_joint" in s for _, s in picked), [n for n, _ in picked]
     sets = next(n for n, s in picked if "N_SAMPLES =" in s)
     with meta_default(monkeypatch) as built:
@@ -130,7 +131,7 @@ def test_solution_07_tensor_parts(short, monkeypatch, capsys):
     assert [f.name for f in built] == ["random-llama", "tiny-t5"]
     out = capsys.readouterr().out
     assert "ex3 l=2.00: P(emit x) = 0.600" in out
-    assert "identical to AR: True" in out
+    assert "identical: csd return AR's tokens" in out
 
 
 def test_step_latency_feeds_the_model_on_its_device():
