@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
     --ledger)
       [ $# -ge 2 ] && [ -n "$2" ] || die "--ledger needs a file path"
       [ -d "$(dirname "$2")" ] && [ ! -d "$2" ] || die "--ledger: '$2' is not a file path in an existing directory"
-      LEDGER=$2; shift 2 ;;
+      LEDGER=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;  # absolute: the notebooks run in notebooks/
     --dry-run) DRY=1; shift ;;
     -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (use --seeds, --families, --skip, --notebooks, --ledger, --dry-run)" ;;
