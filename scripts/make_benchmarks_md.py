@@ -358,12 +358,18 @@ def run_section(fam: str, task: str, path: Path, recs: list[dict]) -> dict:
     main_run = path.name == f"{fam}-{task}.jsonl"  # a class run (<fam>-<task>.<machine key>.jsonl) has no own runs
     choice = stored_costs_for_run(fam, recs)
     cm = choice.cost_model
-    s = summarize(recs, cm)
     vrecs = read_records(RES / f"{fam}-{task}-vertical.jsonl") if main_run else []
     vert = summarize(vrecs, cm).get("csd") if vrecs else None
-    arecs = read_records(RES / f"{fam}-{task}-sd.jsonl") if main_run else []
+    if main_run:  # SD's second k ran in its own file
+        arecs, alt_where = read_records(RES / f"{fam}-{task}-sd.jsonl"), "own run"
+    else:  # a class run holds it as sd@K, interleaved with the rest: shown as SD at that k
+        arecs = [r for r in recs if r["method"] == "ar"] + [dict(r, method="sd") for r in recs
+                                                           if r["method"].startswith("sd@")]
+        arecs, alt_where = (arecs, "same run") if len(arecs) > len([r for r in recs if r["method"] == "ar"]) else ([], "")
+        recs = [r for r in recs if not r["method"].startswith("sd@")]
+    s = summarize(recs, cm)
     alt = summarize(arecs, cm).get("sd") if arecs else None
-    extra = {**({f"sd k = {run_k(arecs, 'sd')} (own run)": alt} if alt else {}),
+    extra = {**({f"sd k = {run_k(arecs, 'sd')} ({alt_where})": alt} if alt else {}),
              **({"csd base+MaG (own run)": vert} if vert else {})}
     plan = next((p for p in (BenchRecord.from_dict(r).plan for r in recs if r["method"] == "csd") if p), None)
     cfg = {"k": [list(row) for row in plan.k], "lenience": plan.lenience} if plan else {}
