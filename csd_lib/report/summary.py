@@ -16,7 +16,7 @@ from ..engine.plan import TREE_METHODS
 from ..engine.stats import branch_rates, model_size_costs, swi
 from ..families.paper_costs import previous_work_costs
 from ..measure.machine import describe_fingerprint, run_fingerprint
-from ..measure.records import ALL_METHODS, BenchRecord, as_records, fastest
+from ..measure.records import ALL_METHODS, BenchRecord, as_records, base_method, fastest
 from ..price.predict import predict_method, predict_walltime
 from .bench_stats import LATENCY_QUANTILES, bootstrap_median_ci, fmt, latency_stats, ratios
 
@@ -146,7 +146,7 @@ def conditions_line(seen: dict) -> str:
 def latency_lines(summary: dict) -> list[str]:
     """A plain-text table of TTFT and ITL percentiles per method, in milliseconds with their 95% intervals
     ('not recorded' for methods whose lines hold no commit times); empty if no method has any."""
-    order = [m for m in ALL_METHODS if m in summary]
+    order = method_order(summary)
     if not any(summary[m].get("ttft") for m in order):
         return []
     keys = [f"p{100 * q:g}" for q in LATENCY_QUANTILES]
@@ -172,6 +172,14 @@ def latency_cell(st: dict | None, key: str) -> str:
     return f"{fmt(1e3 * st[key], 1)} [{fmt(1e3 * lo, 1)}-{fmt(1e3 * hi, 1)}]"
 
 
+def method_order(summary: dict) -> list[str]:
+    """The summary's methods in the table's order (``ALL_METHODS``), each ``sd@K`` (SD at another k) after ``sd``."""
+    alts = sorted((m for m in summary if m not in ALL_METHODS and base_method(m) == "sd"),
+                  key=lambda m: int(m.partition("@")[2]))
+    return [x for m in ALL_METHODS if m in summary for x in ([m] + alts if m == "sd" else [m])] + \
+        [m for m in alts if "sd" not in summary]
+
+
 def format_table(summary: dict) -> str:
     """A plain-text table of the summary, one row per method, under a line naming the run's clock and load."""
     head = f"{'method':<12}{'n':>4}{'tok/s':>9}{'speedup':>9}{'median':>8}{'CI95':>12}{'pred':>7}" \
@@ -180,7 +188,7 @@ def format_table(summary: dict) -> str:
     rows = ([conditions_line(first)] if first and "clock" in first else []) \
         + ([f"machine: {describe_fingerprint(first['machine'])}"] if first and "machine" in first else []) \
         + [head, "-" * len(head)]
-    order = [m for m in ALL_METHODS if m in summary]
+    order = method_order(summary)
     for m in order:
         s = summary[m]
         f = lambda v, w, p: f"{v:>{w}.{p}f}" if isinstance(v, (int, float)) and not math.isnan(v) else f"{'-':>{w}}"  # noqa: E731

@@ -134,3 +134,15 @@ def test_latency_in_the_summary_and_its_table():
     assert "250.0 [200.0-300.0]" in ar  # TTFT p50 in ms with its interval
     assert next(r for r in table[i:] if r.startswith("hf-pld")).endswith("not recorded")
     assert not any(r.startswith("latency") for r in format_table(summarize(RECORDS)).splitlines())
+
+
+def test_sd_at_another_k_is_a_row_after_sd():
+    """A bench's ``sd@K`` labels (SD at another draft length) are rows of the table, after ``sd``, by K."""
+    sd = {"target": 3, "small": 9}
+    recs = [line(e, m, w, sd if m != "ar" else {"target": 10}, {"target": 0.5, "small": 0.1} if m != "ar"
+                 else {"target": 1.5}, CSD_PARAMS if m != "ar" else AR_PARAMS)
+            for e in (0, 1) for m, w in (("ar", 2.0), ("sd@12", 1.2), ("sd", 1.0), ("sd@4", 1.1), ("csd", 0.9))]
+    table = format_table(summarize(recs))
+    names = [row.split()[0] for row in table.splitlines() if row.split() and row.split()[0] in
+             ("ar", "sd", "sd@4", "sd@12", "csd")]
+    assert names[:5] == ["ar", "sd", "sd@4", "sd@12", "csd"], table
