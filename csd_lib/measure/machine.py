@@ -97,14 +97,18 @@ def fingerprint(env: dict, reference: dict | None = None) -> dict:
 
 def run_fingerprint(records) -> dict | None:
     """The fingerprint of a benchmark run (None without a successful engine record): its first
-    record's environment, and as reference the median over records of the target's seconds per call
-    in AR and of the smallest drafter's per call wherever it ran (most of its calls feed one token)."""
+    record's environment, and as reference the median over records of a one-token step, seconds per
+    call: the target's in AR, and the smallest drafter's where it only drafted (reviewed no tokens: in
+    a cascade it may review a cheaper level's drafts of many tokens a call; then, or in records stored
+    before the engine counted reviewed tokens, it is not measured)."""
     recs = [r for r in as_records(records) if r.ok and r.plan is not None and "forward_time" in r.stats]
     if not recs:
         return None
 
     def per_call(name, rs):
-        ts = [r.stats["forward_time"][name] / r.stats["calls"][name] for r in rs if r.stats["calls"].get(name)]
+        ts = [r.stats["forward_time"][name] / r.stats["calls"][name] for r in rs
+              if r.stats["calls"].get(name) and (r.method == "ar" or "nodes" in r.stats)
+              and not r.stats.get("nodes", {}).get(name)]
         return float(np.median(ts)) if ts else None
     smallest = max((r.plan.neural for r in recs), key=len)
     drafter = smallest[-1] if smallest else None

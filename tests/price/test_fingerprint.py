@@ -114,8 +114,15 @@ def test_a_run_carries_its_fingerprint(tmp_path):
     run = run_fingerprint(recs)
     ar = next(r for r in recs if r["method"] == "ar")["stats"]
     assert run["reference"]["target"] == ar["forward_time"]["target"] / ar["calls"]["target"]
-    assert run["reference"]["drafter_name"] == "small" and run["reference"]["drafter"] > 0
+    csd = next(r for r in recs if r["method"] == "csd")["stats"]
+    assert csd["nodes"]["small"] > 0  # small reviews MaG's drafts: many tokens a call, not a one-token step
+    assert run["reference"]["drafter_name"] == "small" and run["reference"]["drafter"] is None
     assert run["vector_extensions"] == environment("cpu")["vector_extensions"]
+    # where small only drafts (it reviews nothing), its seconds per call are the drafter's one-token step
+    drafting = {**csd, "nodes": {**csd["nodes"], "small": 0}, "forward_time": {**csd["forward_time"], "small": 0.006},
+                "calls": {**csd["calls"], "small": 3}}
+    recs2 = [r if r["method"] != "csd" else {**r, "stats": drafting} for r in recs]
+    assert run_fingerprint(recs2)["reference"]["drafter"] == pytest.approx(0.002)
 
 
 def _store(cm, path, **env):
