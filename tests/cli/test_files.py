@@ -318,7 +318,9 @@ def test_ctrl_c_one_line_exit_130_file_intact_and_resumable(tmp_path):
     out = tmp_path / "o.jsonl"
     argv = [sys.executable, "-m", "csd_lib", "bench", "--family", "tiny-t5", "--n", "40", "--methods", "ar",
             "--costs", "none", "--max-new-tokens", "64", "--out", str(out)]
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=ENV)
+    # Ctrl-C's default action, as in a terminal: a shell's background job inherits SIGINT ignored
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=ENV,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         _wait(lambda: out.exists() and out.read_bytes().count(b"\n") >= 2 or p.poll() is not None)
         p.send_signal(signal.SIGINT)
