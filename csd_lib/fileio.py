@@ -52,8 +52,8 @@ def check_output_path(path, what: str = "output") -> Path:
     return target
 
 
-def write_atomic(path, text: str, what: str = "output") -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename: a crash
+def write_atomic(path, text: str | bytes, what: str = "output") -> None:
+    """Write ``text`` (str as UTF-8, or bytes) to ``path`` through a temporary file in the same folder and a rename: a crash
     leaves the old file, and no temporary file stays. ``path`` is checked first
     (:func:`check_output_path`); a failure names ``path``, never the temporary file."""
     target = check_output_path(path, what)
@@ -69,7 +69,7 @@ def write_atomic(path, text: str, what: str = "output") -> None:
     except OSError as e:
         raise OSError(e.errno, e.strerror, str(path)) from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with (os.fdopen(fd, "wb") if isinstance(text, bytes) else os.fdopen(fd, "w", encoding="utf-8")) as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())

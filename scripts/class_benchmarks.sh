@@ -5,7 +5,8 @@
 # For each family it measures this machine's cost model into results/costs-<family>-cpu-<machine key>.json
 # (the class file that costs_for finds before the default one), then runs bench into
 # results/<family>-<task>.<machine key>.jsonl, which scripts/make_benchmarks_md.py renders as a run of that
-# class. Resumable like bench. Run it on an idle machine, one run at a time.
+# class, and packs it (results/<family>-<task>.<machine key>.jsonl.gz, what is committed). Resumable like
+# bench (a packed run is written out again first). Run it on an idle machine, one run at a time.
 source "$(dirname "$0")/env.sh"
 set -eux
 N="${N:-50}"
@@ -25,3 +26,4 @@ for fam in $FAMS; do
   done
 done
 python scripts/make_benchmarks_md.py
+python scripts/pack_results.py  # commit the packed runs (.jsonl.gz)

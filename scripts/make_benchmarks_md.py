@@ -13,7 +13,7 @@ import numpy as np
 
 from csd_lib.fileio import write_atomic
 from csd_lib.measure.machine import by_machine, describe_fingerprint, machine_key, match_fingerprints, run_fingerprint
-from csd_lib.measure.records import ALL_METHODS, BenchRecord, as_records, read_records
+from csd_lib.measure.records import ALL_METHODS, PACKED, BenchRecord, as_records, read_records
 from csd_lib.price.costfile import cost_fingerprint, load_costs, stored_costs_for_run
 from csd_lib.price.predict import prediction_limits
 from csd_lib.report.bench_stats import best_sd, goals, machine_speed, prediction_gaps, run_k, swi_chain
@@ -351,6 +351,14 @@ def tree_sections() -> list[str]:
     return out
 
 
+def class_runs(fam: str, task: str) -> list[Path]:
+    """The runs of other machine classes (``<fam>-<task>.<machine key>.jsonl``, plain or packed: read_records
+    reads either), by their plain names."""
+    names = {p.name.removesuffix(PACKED) for pat in ("*.jsonl", "*.jsonl" + PACKED)
+             for p in RES.glob(f"{fam}-{task}.{pat}")}
+    return [RES / n for n in sorted(names)]
+
+
 def run_section(fam: str, task: str, path: Path, recs: list[dict]) -> dict:
     """One run's section (``lines``), priced with the stored cost model of its own machine class
     (:func:`csd_lib.price.costfile.stored_costs_for_run`; none matching: the predictions say so), its
@@ -485,7 +493,7 @@ def main() -> int:  # long: the report's order, section by section
     found = False
     readme_rows = []
     for fam in FAMILIES:
-        for task, path in [(t, p) for t in TASKS for p in [RES / f"{fam}-{t}.jsonl", *sorted(RES.glob(f"{fam}-{t}.*.jsonl"))]]:
+        for task, path in [(t, p) for t in TASKS for p in [RES / f"{fam}-{t}.jsonl", *class_runs(fam, t)]]:
             recs = read_records(path)
             if not recs:
                 continue

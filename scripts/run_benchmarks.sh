@@ -67,3 +67,4 @@ for task in $TASKS; do
     --out "results/tiny-llama-$task-trees.jsonl"
 done
 python scripts/make_benchmarks_md.py || true
+python scripts/pack_results.py  # the Table 3 runs are committed packed (.jsonl.gz)

@@ -31,7 +31,7 @@ from ..engine.models import CLOCKS
 from ..engine.plan import Plan, check_lenience, check_mag_lenience, check_max_new_tokens, make_plan
 from ..fileio import check_output_path, write_atomic
 from .machine import environment
-from .records import ALL_METHODS, HF_METHODS, base_method, other_run, read_records
+from .records import ALL_METHODS, HF_METHODS, base_method, other_run, read_records, unpack
 
 SETTINGS = ("k", "lenience", "mag_lenience", "drafters")  # what a method runs with, compared when a results file is resumed
 
@@ -394,6 +394,8 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
 def _run_locked(family, examples, methods, out, max_new_tokens, k, lenience, warmup, progress, stop_after,
                 repeats, sd_k, split, seed, mag_lenience, clock, predicted) -> list[dict]:
     """:func:`run_bench` once it holds the results file's lock."""
+    if unpack(out):
+        log.info(f"bench: {out} written out from its packed copy {out.name}.gz, to resume")
     records = read_records(out)
     problem = resume_problem(records, family, examples, methods, max_new_tokens, k, lenience, sd_k, split, seed,
                              mag_lenience, clock)

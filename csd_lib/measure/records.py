@@ -5,14 +5,17 @@
 """
 from __future__ import annotations
 
+import gzip
 import json
 import logging
+import zlib
 import stat
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from ..engine.generation import inter_token_latencies, time_to_first_token
 from ..engine.plan import ENGINE_METHODS, METHODS, Plan
+from ..fileio import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +117,55 @@ def fastest(records) -> dict[str, dict[int, BenchRecord]]:
 
 
 MAX_RESULTS_BYTES = 256 * 2 ** 20  # far more than any results file holds (a line is a few KB)
+PACKED = ".gz"  # a committed run that only the reports read is stored gzip-packed beside its name: pack()
+
+
+def stored(path) -> Path | None:
+    """The file that holds a results file's lines: ``path`` itself, else its packed copy ``path.gz``
+    (:func:`pack`); None when neither exists."""
+    path = Path(path)
+    if path.exists() or path.is_symlink():
+        return path
+    packed = path.with_name(path.name + PACKED)
+    return packed if not path.name.endswith(PACKED) and packed.is_file() else None
+
+
+def pack(path) -> Path:
+    """Store a results file gzip-packed (deterministic bytes: no name, no time) as ``path.gz``, checked
+    to read back the same records, then remove ``path``; :func:`read_records` reads either."""
+    path = Path(path)
+    data = path.read_bytes()
+    packed = path.with_name(path.name + PACKED)
+    write_atomic(packed, gzip.compress(data, compresslevel=9, mtime=0), "packed results")
+    if read_records(packed) != read_records(path):
+        packed.unlink()
+        raise ValueError(f"{packed} did not read back the records of {path}; {path} was kept")
+    path.unlink()
+    return packed
+
+
+def unpack(path) -> bool:
+    """Before a run appends to ``path``: write out its packed copy when only that exists (a committed
+    run resumed); True when it did."""
+    path = Path(path)
+    packed = path.with_name(path.name + PACKED)
+    if path.exists() or path.is_symlink() or not packed.is_file():
+        return False
+    write_atomic(path, _read_bytes(packed))
+    return True
+
+
+def _read_bytes(path: Path) -> bytes:
+    """A results file's bytes, unpacked when it is gzip-packed, at most MAX_RESULTS_BYTES + 1 of them."""
+    if not path.name.endswith(PACKED):
+        with open(path, "rb") as f:
+            return f.read(MAX_RESULTS_BYTES + 1)
+    try:
+        with gzip.open(path, "rb") as f:
+            return f.read(MAX_RESULTS_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as e:
+        raise ValueError(f"{path} is not a readable gzip file ({e}); re-pack it with scripts/pack_results.py "
+                         f"from the .jsonl it was made of") from None
 RESUME_FIX = "delete that line to re-run its example, or pass a new --out"
 
 
@@ -123,7 +175,9 @@ def read_records(path: Path, fix: str = RESUME_FIX) -> list[dict]:
     A path that is not a regular file, a file over :data:`MAX_RESULTS_BYTES`, and any other line that is
     not a record are each a ValueError naming the file (and the line) and ``fix``.
     """
-    path = Path(path)
+    path = stored(path)
+    if path is None:
+        return []
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
@@ -131,8 +185,7 @@ def read_records(path: Path, fix: str = RESUME_FIX) -> list[dict]:
     if not stat.S_ISREG(mode):
         raise ValueError(f"{path} is not a regular file (a folder, device or pipe), so it holds no results; "
                          f"give a results JSONL file")
-    with open(path, "rb") as f:
-        data = f.read(MAX_RESULTS_BYTES + 1)
+    data = _read_bytes(path)
     if len(data) > MAX_RESULTS_BYTES:
         raise ValueError(f"{path} is larger than {MAX_RESULTS_BYTES // 2 ** 20} MiB, more than a results file "
                          f"holds; give a results JSONL file written by bench")

@@ -15,7 +15,7 @@ import numpy as np
 from .. import config
 from ..engine.cascade import generate
 from ..engine.generation import Event, Generation
-from ..measure.records import as_records, base_method, fastest, read_records
+from ..measure.records import as_records, base_method, fastest, read_records, stored
 from ..price.predict import round_price
 from .bench_stats import pair_ratio, ratios
 from .claims import NOT_CHECKED, Difference, paired_difference
@@ -127,8 +127,8 @@ def live_records(fam, examples, methods, max_new_tokens: int) -> list[dict]:
 def table3_records(fam, examples, methods, max_new_tokens: int, path: Path | None = None) -> tuple[list[dict], str]:
     """The comparison's records and where they came from: the committed file at ``path`` when it exists,
     else a live run of ``methods`` on ``examples`` (:func:`live_records`)."""
-    if path is not None and Path(path).is_file():
-        return read_records(path), f"the committed run `{Path(path).name}`"
+    if path is not None and stored(path) is not None:  # the plain file, or its packed copy
+        return read_records(path), f"the committed run `{stored(path).name}`"
     return (live_records(fam, examples, methods, max_new_tokens),
             f"a live run on {len(examples)} prompts (no committed `{Path(path).name if path else 'trees'}` file yet)")
 
