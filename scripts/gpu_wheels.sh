@@ -77,6 +77,7 @@ mib() { $PY -c "print(f'{$1 / 1048576:.1f}')"; }
 echo "gpu_wheels: $(wc -l <"$DEST/MANIFEST.txt") packages ($(tr '\n' ' ' <"$DEST/MANIFEST.txt"))"
 echo "gpu_wheels: $DEST/site.tar.xz is $(mib "$size") MiB; the working tree carries $(mib "$tree") MiB; limit $(mib "$limit") MiB"
 if (( size > limit )); then
-  echo "gpu_wheels: over the limit: the device tool carries at most $CARRY_MIB MiB with the tree" >&2
+  echo "gpu_wheels: over the limit: the device tool carries at most $CARRY_MIB MiB with the tree;" \
+    "pack new results that only the reports read (python scripts/pack_results.py) or remove untracked files" >&2
   exit 1
 fi
