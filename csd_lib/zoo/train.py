@@ -11,6 +11,7 @@ import json
 import math
 import random
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -27,6 +28,11 @@ RUNS_DIR = config.REPO_ROOT / "runs"
 N_PER_TASK = 40_000          # training examples per synthetic task
 WARMUP_STEPS = 50
 MIN_LR_FRAC = 0.1
+
+
+def _say(*parts) -> None:
+    """Training progress and notes: diagnostics, so on stderr (stdout is for results)."""
+    print(*parts, file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------- data
@@ -60,10 +66,10 @@ def prepare(runs_dir: Path = RUNS_DIR, n_per_task: int = N_PER_TASK, vocab_size:
             for name, split in (("gsm8k", "train"), ("mmlu", "test")):
                 texts += [t for ex in tasks.load_task(name, split) for t in (ex.prompt, ex.reference)]
         else:
-            print("prepare: CSD_DATA_DIR is not set; the tokenizer sees synthetic text only")
+            _say("prepare: CSD_DATA_DIR is not set; the tokenizer sees synthetic text only")
         tok = train_tokenizer(texts, vocab_size)
     if len(tok) < vocab_size:
-        print(f"prepare: the tokenizer has {len(tok)} < {vocab_size} tokens; the models keep "
+        _say(f"prepare: the tokenizer has {len(tok)} < {vocab_size} tokens; the models keep "
               f"vocab_size={vocab_size} (the extra rows are never produced)")
     for ex in val[:50]:
         for text in (ex.prompt, ex.reference):
@@ -77,7 +83,7 @@ def prepare(runs_dir: Path = RUNS_DIR, n_per_task: int = N_PER_TASK, vocab_size:
 
     data = {"train": enc(train), "val": enc(val), "n_per_task": n_per_task}
     torch.save(data, data_path)
-    print(f"prepared tokenizer + {len(train)} training examples in {time.time() - t0:.1f}s")
+    _say(f"prepared tokenizer + {len(train)} training examples in {time.time() - t0:.1f}s")
     return tok, data
 
 
@@ -163,7 +169,7 @@ def _resume(name: str, ckpt_path: Path, model, opt, state: dict, steps: int | No
     if len(ck["optim"]["param_groups"]) == len(opt.param_groups):
         opt.load_state_dict(ck["optim"])
     else:  # a checkpoint from before the embedding group existed
-        print(f"{name}: optimizer layout changed; Adam moments start afresh")
+        _say(f"{name}: optimizer layout changed; Adam moments start afresh")
     state.update({k: ck[k] for k in state if k in ck})
     # an explicit ``steps`` raises the budget of a resumed run (the schedule stretches,
     # and a finished run continues: a warm restart of the cosine schedule)
@@ -173,7 +179,7 @@ def _resume(name: str, ckpt_path: Path, model, opt, state: dict, steps: int | No
     torch.set_rng_state(ck["rng"]["torch"])
     random.setstate(ck["rng"]["python"])
     np.random.set_state(ck["rng"]["numpy"])
-    print(f"{name}: resumed at step {state['step']}/{state['total_steps']}")
+    _say(f"{name}: resumed at step {state['step']}/{state['total_steps']}")
 
 
 def _train_step(model, opt, data: dict, state: dict, batch: int, peak: float, device, bf16: bool) -> None:
@@ -207,7 +213,7 @@ def _fit_to_stop(name: str, state: dict, stop_at: float, per_step: float, bar) -
     if abs(new_total - state["total_steps"]) > 0.02 * state["total_steps"]:
         state["total_steps"] = new_total
         bar.total = state["total_steps"]
-        print(f"\n{name}: {per_step:.2f} s/step; step budget set to "
+        _say(f"\n{name}: {per_step:.2f} s/step; step budget set to "
               f"{state['total_steps']} to end before the stop time")
 
 
@@ -236,17 +242,17 @@ def _train_loop(name: str, model, opt, data: dict, state: dict, run: dict, ckpt_
                 state["total_steps"] = max(WARMUP_STEPS + 10, int(minutes * 60 / per_step))
                 state["budget_steps"] = state["total_steps"]
                 bar.total = state["total_steps"]
-                print(f"\n{name}: {per_step:.3f} s/step -> {state['total_steps']} steps "
+                _say(f"\n{name}: {per_step:.3f} s/step -> {state['total_steps']} steps "
                       f"for {minutes} min")
         if time.time() - t_ckpt > ckpt_every_s:
             if stop_at is not None and state["total_steps"]:
                 _fit_to_stop(name, state, stop_at, (time.time() - t_ckpt) / max(1, state["step"] - step_ckpt), bar)
             _save_ckpt(ckpt_path, model, opt, state)
             t_ckpt, step_ckpt = time.time(), state["step"]
-            print(f"\n{name}: step {state['step']}/{state['total_steps']} loss {state['loss_ema']:.3f} "
-                  f"tokens {state['tokens']} elapsed {state['elapsed_s']:.0f}s", flush=True)
+            _say(f"\n{name}: step {state['step']}/{state['total_steps']} loss {state['loss_ema']:.3f} "
+                  f"tokens {state['tokens']} elapsed {state['elapsed_s']:.0f}s")
         if stop_at is not None and time.time() > stop_at:
-            print(f"\n{name}: stop time reached at step {state['step']}; stopping early")
+            _say(f"\n{name}: stop time reached at step {state['step']}; stopping early")
             state["stopped_early"] = True
             break
     bar.close()
@@ -294,7 +300,7 @@ def train_model(name: str, data: dict, work_dir: Path, *, steps: int | None = No
     state["done"] = not state.get("stopped_early", False)
     _save_ckpt(ckpt_path, model, opt, {k: state[k] for k in CKPT_KEYS})
     state["val_loss"] = val_loss(model, data, model.config.model_type)
-    print(f"{name}: finished step {state['step']} loss_ema {state['loss_ema']:.3f} "
+    _say(f"{name}: finished step {state['step']} loss_ema {state['loss_ema']:.3f} "
           f"val_loss {state['val_loss']:.3f} in {state['elapsed_s']:.0f}s")
     return model, state
 
@@ -406,7 +412,7 @@ def train_family(family_name: str, *, minutes: dict | None = None, steps: dict |
             (Path(runs_dir) / name / ".restarted").touch()
         elif not restart and (models_dir / name / "train_meta.json").is_file() and \
                 json.loads((models_dir / name / "train_meta.json").read_text()).get("done"):
-            print(f"{name}: already exported; skipping")
+            _say(f"{name}: already exported; skipping")
             continue
         model, state = train_model(name, data, Path(runs_dir) / name,
                                    steps=(steps or {}).get(name),
@@ -415,7 +421,7 @@ def train_family(family_name: str, *, minutes: dict | None = None, steps: dict |
         meta = _meta(name, model, data, {k: v for k, v in state.items() if not k.startswith("_")},
                      device=str(next(model.parameters()).device), torch_threads=torch.get_num_threads())
         export_model(model, tok, models_dir / name, meta)
-        print(f"{name}: exported to {models_dir / name}")
+        _say(f"{name}: exported to {models_dir / name}")
 
 
 def export_latest(family_name: str, runs_dir: Path = RUNS_DIR, models_dir: Path = config.MODELS_DIR):
@@ -426,7 +432,7 @@ def export_latest(family_name: str, runs_dir: Path = RUNS_DIR, models_dir: Path 
     for name in family_models(family_name):
         ck_path = Path(runs_dir) / name / "ckpt.pt"
         if not ck_path.is_file():
-            print(f"{name}: no checkpoint in {ck_path.parent}; skipping")
+            _say(f"{name}: no checkpoint in {ck_path.parent}; skipping")
             continue
         ck = torch.load(ck_path, weights_only=False)
         model = make_model(name)
@@ -436,7 +442,7 @@ def export_latest(family_name: str, runs_dir: Path = RUNS_DIR, models_dir: Path 
         state["val_loss"] = val_loss(model, data, model.config.model_type)
         meta = _meta(name, model, data, state, exported_from_checkpoint=True)
         export_model(model, tok, Path(models_dir) / name, meta)
-        print(f"{name}: exported step {state['step']}/{state['total_steps']} "
+        _say(f"{name}: exported step {state['step']}/{state['total_steps']} "
               f"(val_loss {state['val_loss']:.3f})")
 
 
