@@ -16,7 +16,7 @@ from csd_lib.measure.machine import by_machine, describe_fingerprint, machine_ke
 from csd_lib.measure.records import ALL_METHODS, PACKED, BenchRecord, as_records, read_records
 from csd_lib.price.costfile import cost_fingerprint, load_costs, stored_costs_for_run
 from csd_lib.price.predict import prediction_limits
-from csd_lib.report.bench_stats import best_sd, goals, machine_speed, prediction_gaps, run_k, swi_chain
+from csd_lib.report.bench_stats import faster_sd_run, goals, machine_speed, prediction_gaps, run_k, swi_chain
 from csd_lib.report.bench_stats import fmt as f
 from csd_lib.report.bench_stats import LATENCY_QUANTILES
 from csd_lib.report.trees import table3_goals, table3_limit, table3_rows, trees_path
@@ -415,7 +415,7 @@ def run_section(fam: str, task: str, path: Path, recs: list[dict]) -> dict:
     lines += prediction_lines(recs, cm)
     headline = next(([fam, task, row, limit, cm is not None] for row in rows if row[0].startswith("CSD over")), None)
     readme = dict(fam=fam, task=task, recs=recs, s=s, vert=vert, alt=alt, priced=cm is not None,
-                  sd=best_sd(recs, s, arecs, alt)[1] if "sd" in s else {}) if main_run else None
+                  sd=faster_sd_run(recs, s, arecs, alt)[1] if "sd" in s else {}) if main_run else None
     return dict(lines=lines, headline=headline, readme=readme)
 
 
