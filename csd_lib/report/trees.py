@@ -43,11 +43,6 @@ def takes_trees(fam) -> bool:
     return not fam.target.is_encoder_decoder
 
 
-def tree_family_name(fam) -> str:
-    """The family whose tree runs the notebook shows: ``fam`` itself when it takes trees, else :data:`TREE_SIDE`."""
-    return fam.name if takes_trees(fam) else TREE_SIDE
-
-
 def applies_says(fam) -> str:
     """What of the tree methods applies to ``fam``, as a sentence for a notebook."""
     if takes_trees(fam):

@@ -139,11 +139,6 @@ def standard_tree(top_k_acc, n_nodes: int) -> list[tuple[int, ...]]:
     return tree
 
 
-def tree_acceptance(top_k_acc, path: tuple[int, ...]) -> float:
-    """Estimated acceptance of a tree node: the product of its ranks' accuracies."""
-    return math.prod(float(top_k_acc[i][r]) for i, r in enumerate(path))
-
-
 # --------------------------------------------------------------------------- data
 def head_labels(cont: list[int], n_heads: int) -> torch.Tensor:
     """(len(cont), H) labels: row j (predicting cont[j]) gets cont[j+1+i] for head i, else -100."""
