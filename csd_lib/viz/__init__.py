@@ -26,11 +26,13 @@ from .trace import save_trace_html, stats_html, token_origins, token_pieces, tra
 from .tree import token_tree_figure, tree_mask_figure
 
 __all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "LEVEL_PATTERN", "LEVEL_UNDERLINE", "OKABE_ITO", "SEQUENTIAL_SCALE",
-           "acceptance_figure", "bar_pattern", "bench_figure", "level_pattern", "series_style", "calls_figure", "cascade_tree", "cascade_tree_figure", "cor44_figure", "cost_figure", "cost_ratio_figure",
-           "coverage_figure", "coverage_from_events", "ewif_k_figure", "forecast_figure", "grid_heatmap", "level_color", "level_css",
-           "lines_figure", "mag_hits_figure", "mag_step_html", "match_length_figure", "merged_acceptance",
-           "model_color", "pair_acceptance_figure", "parity_figure", "planned_coverage",
+           "acceptance_figure", "bar_pattern", "bench_figure", "calls_figure", "cascade_tree", "cascade_tree_figure",
+           "cor44_figure", "cost_figure", "cost_ratio_figure", "coverage_figure", "coverage_from_events",
+           "ewif_k_figure", "first_rejected_round", "forecast_figure", "grid_heatmap", "itl_figure", "level_color",
+           "level_css", "level_pattern", "lines_figure", "mag_hits_figure", "mag_step_html", "match_length_figure",
+           "merged_acceptance", "model_color", "pair_acceptance_figure", "parity_figure", "planned_coverage",
            "planned_coverage_figure", "prediction_figure", "proposer_color", "relative_luminance", "round_events",
-           "first_rejected_round", "sd_vs_cascade_figure", "token_tree_figure", "tree_mask_figure", "itl_figure", "round_figure", "sampling_figure", "save_trace_html", "setup_notebook", "show_in_output",
-           "stats_html", "table1_figure", "text_color", "time_share_figure", "token_origins", "token_pieces", "total_calls", "trace_figure",
-           "trace_html", "trace_text"]
+           "round_figure", "sampling_figure", "save_trace_html", "sd_vs_cascade_figure", "series_style",
+           "setup_notebook", "show_in_output", "stats_html", "table1_figure", "text_color", "time_share_figure",
+           "token_origins", "token_pieces", "token_tree_figure", "total_calls", "trace_figure", "trace_html",
+           "trace_text", "tree_mask_figure"]

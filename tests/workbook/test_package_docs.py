@@ -49,3 +49,15 @@ def test_every_module_is_named_in_its_package_docstring(package):
     missing = unnamed(package)
     assert not missing, (f"{package.relative_to(REPO)}/__init__.py's docstring does not name "
                          f"{', '.join(missing)}: say in a few words what each holds")
+
+
+def test_viz_re_exports_every_figure_and_view():
+    """``csd_lib.viz``'s docstring says every figure and view is re-exported: each public ``*_figure`` and
+    ``*_html`` function of its modules is in ``csd_lib.viz.__all__``."""
+    import csd_lib.viz as viz
+    found = [f"{p.stem}.{n.name}" for p in sorted((LIB / "viz").glob("*.py"))
+             for n in ast.parse(p.read_text(encoding="utf-8")).body
+             if isinstance(n, ast.FunctionDef) and not n.name.startswith("_") and n.name.endswith(("_figure", "_html"))]
+    assert found, "no figure found: the check reads the wrong folder"
+    missing = [f for f in found if f.split(".")[1] not in viz.__all__]
+    assert not missing, f"csd_lib/viz/__init__.py does not re-export {', '.join(missing)}"
