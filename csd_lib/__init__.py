@@ -4,7 +4,9 @@ The names below are what a user and the notebooks call (the README's "Use it" se
 each); everything else is reached through its package, which names its layer: ``engine`` (the method),
 ``families`` (models and tasks), ``measure`` (benchmarks and records), ``price`` (cost models, EWIF,
 prediction, tuning), ``report`` (summaries and claims), ``viz`` (figures), ``teach`` (the live panel,
-exercises) and ``cli``. A name is imported on first use, so ``import csd_lib`` stays quick.
+exercises), ``cli`` and ``zoo`` (how the tiny families were trained). Below them all: ``config`` (the one
+reader of the environment), ``fileio`` (output paths checked first, files written whole) and ``logs``
+(notes to stderr). A name is imported on first use, so ``import csd_lib`` stays quick.
 """
 from __future__ import annotations
 

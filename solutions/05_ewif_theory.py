@@ -5,7 +5,7 @@ from csd_lib import config, generate, load_family, load_task
 from csd_lib.price import ewif
 from csd_lib.teach.exercises import check
 from csd_lib.measure.acceptance import acceptance_table, complete_table
-from csd_lib.report.regimes import swi
+from csd_lib.report.regimes import runs_swi
 
 # 1. Smallest alpha for which SD beats AR at c = 0.3. For k = 1, EWIF = (1 + alpha) / (1 + c) > 1
 #    exactly when alpha > c; longer drafts cannot help below that (each extra token costs c and
@@ -41,7 +41,7 @@ for kk_ in (fam.default_k, k):
     gens = [generate(fam, p, "csd", k=kk_, max_new_tokens=64) for p in prompts]
     plan = gens[0].plan
     costs = {**gens[0].stats.model_size_costs(), "mag": 0.0}
-    measured = swi(gens)  # pooled over the prompts
+    measured = runs_swi(gens)  # pooled over the prompts
     # pairs the runs never exercised: the library's filling rule, as in the notebook
     table = complete_table(acceptance_table([g.stats.to_dict() for g in gens], min_reached=1), ["target", *plan.drafters])
     pred = ewif.predict_speedup(plan, table, costs, n_sim=5000)["speedup"]

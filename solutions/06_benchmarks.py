@@ -6,7 +6,7 @@ from csd_lib.measure import bench
 from csd_lib import config, generate, load_family, load_task
 from csd_lib.report import summary
 from csd_lib.engine.kvariants import base_mag_k
-from csd_lib.report.regimes import side_family, swi, swi_difference
+from csd_lib.report.regimes import runs_swi, side_family, swi_difference
 
 fam = load_family(config.FAMILY)
 examples = load_task(fam.task, "test", 3, seed=config.SEED)
@@ -45,6 +45,6 @@ ex4 = {"SD": [generate(paper, e.prompt, "sd", k=paper.sd_k_for(fam.task), max_ne
        "drafter + MaG": [generate(paper, e.prompt, "csd", k=kv, max_new_tokens=48) for e in examples]}
 if len(paper.drafters) >= 2:
     ex4["full cascade"] = [generate(paper, e.prompt, "csd", max_new_tokens=48) for e in examples]
-ranked = sorted(ex4, key=lambda name: swi(ex4[name]), reverse=True)
-print(f"ex4 {paper.name}: " + ", ".join(f"{name} {swi(ex4[name]):.2f}" for name in ranked)
+ranked = sorted(ex4, key=lambda name: runs_swi(ex4[name]), reverse=True)
+print(f"ex4 {paper.name}: " + ", ".join(f"{name} {runs_swi(ex4[name]):.2f}" for name in ranked)
       + f"; top against runner-up: {swi_difference(ex4[ranked[0]], ex4[ranked[1]]).says(digits=2)}")

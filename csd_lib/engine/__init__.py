@@ -8,6 +8,9 @@ model adapter (KV cache rolled back through the cache API); a generation returns
 :class:`~csd_lib.engine.generation.Generation` whose :class:`~csd_lib.engine.stats.Stats` count calls
 and define SWI; :mod:`~csd_lib.engine.lenience` says which reviews of a plan are lenient. The tree methods
 (:mod:`~csd_lib.engine.tree_methods`) have the target review a token tree in one call
-(:mod:`~csd_lib.engine.tree`: the tree mask and the one tree review). Nothing here
-loads a checkpoint, reads a file or times a benchmark.
+(:mod:`~csd_lib.engine.tree`: the tree mask and the one tree review). The levels behind the drafter
+interface are in :mod:`~csd_lib.engine.levels`; :mod:`~csd_lib.engine.inputs` checks a caller's family and
+prompt before torch sees them; :mod:`~csd_lib.engine.prompts` holds the paper's prompt templates and turns
+a prompt into token ids; :mod:`~csd_lib.engine.kvariants` derives K matrices from another (paper names,
+the horizontal tail or MaG removed). Nothing here loads a checkpoint, reads a file or times a benchmark.
 """

@@ -76,7 +76,7 @@ class MaGLevel:
 
     def propose(self, ctx: Ctx, prefix: list[int], cap: int, depth: int) -> Block:
         hay = np.asarray(ctx.prompt + prefix, dtype=np.int64)
-        prop = self.mag.propose(hay, min(self.mag.n, cap))
+        prop = self.mag.lookup(hay, min(self.mag.n, cap))
         ctx.mag_calls += 1
         toks, prov = prop.tokens, prop.provenance
         eos = ctx.eos is not None and ctx.eos in toks

@@ -156,8 +156,9 @@ class MaG:
             raise ValueError(f"the MaG bigram table has {len(self.bigram)} entries but the models "
                              f"have {vocab_size} logits; rebuild it with vocab_size={vocab_size}")
 
-    def propose(self, hay: np.ndarray, n: int | None = None) -> Proposal:
-        """Propose ``n`` tokens continuing ``hay`` (1-D int array: context + generated)."""
+    def lookup(self, hay: np.ndarray, n: int | None = None) -> Proposal:
+        """``n`` tokens continuing ``hay`` (1-D int array: context + generated): the longest suffix match, then
+        bigram fill. Not the drafter protocol's ``propose``: the MaG level (:mod:`csd_lib.engine.levels`) wraps it."""
         n = self.n if n is None else n
         end, length = longest_suffix_match(hay, self.rule, self.max_match)
         tokens: list[int] = hay[end:end + n].tolist() if length > 0 else []

@@ -152,23 +152,3 @@ def tree_candidates(head_logits: torch.Tensor, tree: list[tuple[int, ...]]) -> l
     k = max((r for p in tree for r in p), default=-1) + 1
     top = torch.topk(head_logits[:depth], k, dim=-1).indices.tolist()  # (depth, k)
     return [tuple(top[i][r] for i, r in enumerate(p)) for p in tree]
-
-
-def paths_to_tree(paths: list[tuple[int, ...]], max_depth: int) -> tuple[list[int], list[int], list[int]]:
-    """Nodes (tokens, parents, index of each node's path) of prefix-closed token paths, cut at ``max_depth``.
-
-    A path whose prefix is not an earlier path (or is too deep) is left out.
-    """
-    node_of: dict[tuple[int, ...], int] = {}
-    tokens, parents, src = [], [], []
-    for i, path in enumerate(paths):
-        if not 1 <= len(path) <= max_depth or path in node_of:
-            continue
-        parent = -1 if len(path) == 1 else node_of.get(path[:-1])
-        if parent is None:
-            continue
-        node_of[path] = len(tokens)
-        tokens.append(path[-1])
-        parents.append(parent)
-        src.append(i)
-    return tokens, parents, src

@@ -9,5 +9,7 @@ embedded tiny families or real checkpoints, checked before any download
 memory; :mod:`~csd_lib.families.archs`: the published configs and models built from them);
 :mod:`~csd_lib.families.shadow` writes random-weight stand-ins of the real checkpoints,
 :mod:`~csd_lib.families.toy` random tiny families for tests, :mod:`~csd_lib.families.tasks` the
-GSM8K/MMLU prompts and their synthetic look-alikes.
+GSM8K/MMLU prompts and their synthetic look-alikes, :mod:`~csd_lib.families.task_choice` which tasks a
+family is benchmarked on and where their examples came from; :mod:`~csd_lib.families.medusa` holds the
+Medusa-1 heads of a decoder-only target and their loader.
 """

@@ -303,7 +303,7 @@ def bundled_path(task: str) -> Path:
     return config.TASKS_DIR / f"{task}-test.jsonl"
 
 
-def write_bundled(tasks_dir: Path | None = None, n: int = N_BUNDLED) -> list[Path]:
+def _write_bundled(tasks_dir: Path | None = None, n: int = N_BUNDLED) -> list[Path]:
     """Regenerate the bundled synthetic test splits (deterministic, seed 0)."""
     tasks_dir = Path(tasks_dir or config.TASKS_DIR)
     tasks_dir.mkdir(parents=True, exist_ok=True)

@@ -6,5 +6,7 @@ generations' stats into per-position acceptance tables (and fills the pairs a ru
 exercised) and measured seconds per call; :mod:`~csd_lib.measure.curves` measures teacher-forced
 acceptance curves;
 :mod:`~csd_lib.measure.lossless` checks identity and exact sampling;
-:mod:`~csd_lib.measure.machine` describes the machine a number was measured on.
+:mod:`~csd_lib.measure.machine` describes the machine a number was measured on;
+:mod:`~csd_lib.measure.sweep` generates a grid of K and lenience on the same prompts (notebook 04);
+:mod:`~csd_lib.measure.vertical` benchmarks the paper's "base + MaG" run beside a committed one.
 """

@@ -7,5 +7,9 @@ turns numbers into sentences that say a direction only beyond the noise;
 :mod:`~csd_lib.report.regimes` compares two families' regimes by per-prompt SWI counts;
 :mod:`~csd_lib.report.compare` compares configurations and methods per example (runs, labels, ties);
 :mod:`~csd_lib.report.decay` states acceptance-by-position claims (paper Fig. 2);
-:mod:`~csd_lib.report.lenience_runs` sets a strict run beside a lenient one.
+:mod:`~csd_lib.report.lenience_runs` sets a strict run beside a lenient one;
+:mod:`~csd_lib.report.run_counts` pools a review pair's acceptance and a model's calls per token over
+prompts; :mod:`~csd_lib.report.table1` sets the paper's Table 1 beside the rows EWIF computes;
+:mod:`~csd_lib.report.trees` holds notebook 08's Table 3 and tree reviews; :mod:`~csd_lib.report.ledger_doc`
+renders the numbers a document quotes from a claims ledger.
 """

@@ -76,6 +76,6 @@ def render_blocks(text: str, rows: list[dict]) -> str:
     return _BLOCK.sub(lambda m: m.group(1) + ledger_block(rows, m.group("patterns").split()) + m.group(4), text)
 
 
-def outside_blocks(text: str) -> str:
+def _outside_blocks(text: str) -> str:
     """``text`` without its ledger blocks (what a test checks for numbers quoted by hand)."""
     return _BLOCK.sub("", text)

@@ -62,8 +62,9 @@ def swi_counts(gens, metric: str = "model size") -> tuple[list[int], list[float]
     return tokens, cost
 
 
-def swi(gens, metric: str = "model size") -> float:
-    """Pooled SWI of runs (:func:`csd_lib.engine.stats.pooled_swi` of :func:`swi_counts`)."""
+def runs_swi(gens, metric: str = "model size") -> float:
+    """Pooled SWI of a list of runs, priced by ``metric`` (:func:`csd_lib.engine.stats.pooled_swi` of
+    :func:`swi_counts`); one generation's SWI is :func:`csd_lib.engine.stats.swi`."""
     return pooled_swi(*swi_counts(gens, metric))
 
 

@@ -43,11 +43,6 @@ def takes_trees(fam) -> bool:
     return not fam.target.is_encoder_decoder
 
 
-def tree_family_name(fam) -> str:
-    """The family whose tree runs the notebook shows: ``fam`` itself when it takes trees, else :data:`TREE_SIDE`."""
-    return fam.name if takes_trees(fam) else TREE_SIDE
-
-
 def applies_says(fam) -> str:
     """What of the tree methods applies to ``fam``, as a sentence for a notebook."""
     if takes_trees(fam):
@@ -193,7 +188,7 @@ def table3_says(diffs: dict[str, Difference], family, source: str) -> str:
 TREE_GOAL, TREE_GOAL_LO = 1.2, 1.1
 
 
-def best_sd(records) -> str | None:
+def best_sd_label(records) -> str | None:
     """The SD of a run with the highest median per-example speedup over AR, among ``sd`` and ``sd@K`` (SD at another
     draft length in the same run); None when no SD ran."""
     best = fastest(as_records(records))
@@ -215,12 +210,12 @@ def _sd_name(records, label: str) -> str:
 
 def table3_goals(records) -> list[tuple[str, str, str, bool | None, str]]:
     """The Table 3 run's goals as (goal, measured, target, met, note) rows, each a median over examples of one
-    method's walltime over CS Drafting + tree's with its bootstrap 95% interval: over the best SD (:func:`best_sd`)
-    at least ``TREE_GOAL`` with the lower bound at least ``TREE_GOAL_LO``; above CS Drafting and above Medusa, a
-    direction only beyond the interval (else a tie, not met). A comparison whose method did not run says so
-    (met: None)."""
+    method's walltime over CS Drafting + tree's with its bootstrap 95% interval: over the best SD
+    (:func:`best_sd_label`) at least ``TREE_GOAL`` with the lower bound at least ``TREE_GOAL_LO``; above CS Drafting
+    and above Medusa, a direction only beyond the interval (else a tie, not met). A comparison whose method did not
+    run says so (met: None)."""
     ran = {r.method for r in as_records(records) if r.ok}
-    sd = best_sd(records)
+    sd = best_sd_label(records)
     out = []
     for other, name in ((sd, _sd_name(records, sd) if sd else "SD"), ("csd", "CS Drafting"), ("medusa", "Medusa")):
         goal = f"CS Drafting + tree over {name}: median per-example walltime ratio"
@@ -245,7 +240,7 @@ def table3_limit(records, cost_model, n_sim: int = 2000) -> str:
     the measured tokens and nodes per target call: a sentence; "" when the goal is met, did not run, or there is
     no cost model."""
     goal = next(iter(table3_goals(records)), None)
-    sd = best_sd(records)
+    sd = best_sd_label(records)
     if goal is None or goal[3] is not False or cost_model is None or sd is None:
         return ""
     best = fastest(as_records(records))

@@ -6,5 +6,7 @@ ipywidgets);
 drafting rules (MaG variants, prompt lookup) against a reference output;
 :mod:`~csd_lib.teach.demo` is the README's main job; :mod:`~csd_lib.teach.worked` picks and counts the
 rounds of notebook 00's hand-written speculative decoding; :mod:`~csd_lib.teach.curve_picker` is
-notebook 01's drafter/task picker.
+notebook 01's drafter/task picker; :mod:`~csd_lib.teach.ewif_explorer` and
+:mod:`~csd_lib.teach.ratio_explorer` are notebook 05's EWIF and cost-ratio sliders;
+:mod:`~csd_lib.teach.tree_budget` is notebook 08's tree budget widget.
 """

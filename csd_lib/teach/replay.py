@@ -43,7 +43,7 @@ def mag_proposer(mag: MaG, n: int | None = None, match: bool = True, fallback: b
                 last = int(mag.bigram[last])
                 toks.append(last)
             return RuleProposal(toks, [BIGRAM] * k, 0)
-        p = mag.propose(hay, k)
+        p = mag.lookup(hay, k)
         if not fallback:
             keep = [i for i, q in enumerate(p.provenance) if q == MATCH]
             return RuleProposal([p.tokens[i] for i in keep], [MATCH] * len(keep), length)

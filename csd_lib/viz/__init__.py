@@ -3,15 +3,17 @@
 Submodules: ``palette`` (level colours), ``trace`` (trace views, notebooks 00/03),
 ``acceptance`` (acceptance and calls, 01/03), ``mag`` (Max-Gram, 02), ``cascade``
 (coverage and grids, 04), ``ewif`` (theory, 05), ``bench`` (benchmarks and latency, 00/05/06),
-``costs`` (the cost model, 05/06), ``predict`` (the device forecast, 05), ``lossless`` (sampling, 07), ``rounds`` (one target round unrolled, 03),
-``notebook`` (setup). Every public name is re-exported here.
+``costs`` (the cost model, 05/06), ``predict`` (the device forecast, 05), ``lossless`` (sampling, 07),
+``rounds`` (one target round unrolled, 03), ``tree`` (token trees and their attention mask, 08), ``notebook``
+(setup). Every figure and view is re-exported here; the helpers they share (token labels, patterns, the
+palette's series tables) stay in their module.
 """
 from .acceptance import acceptance_figure, calls_figure, merged_acceptance, pair_acceptance_figure, total_calls
 from .bench import bench_figure, itl_figure, parity_figure
 from .cascade import (cascade_tree, cascade_tree_figure, coverage_figure, coverage_from_events, grid_heatmap,
                       planned_coverage, planned_coverage_figure)
 from .costs import cost_figure, cost_ratio_figure, prediction_figure, time_share_figure
-from .ewif import cor44_figure, ewif_k_figure, lines_figure, table1_figure
+from .ewif import cor44_figure, ewif_k_figure, lines_figure, sd_vs_cascade_figure, table1_figure
 from .lossless import sampling_figure
 from .mag import mag_hits_figure, mag_step_html, match_length_figure
 from .notebook import setup_notebook, show_in_output
@@ -21,13 +23,16 @@ from .palette import (LEVEL_COLORS, LEVEL_ORDER, LEVEL_PATTERN, LEVEL_UNDERLINE,
 from .predict import forecast_figure
 from .rounds import first_rejected_round, round_events, round_figure
 from .trace import save_trace_html, stats_html, token_origins, token_pieces, trace_figure, trace_html, trace_text
+from .tree import token_tree_figure, tree_mask_figure
 
 __all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "LEVEL_PATTERN", "LEVEL_UNDERLINE", "OKABE_ITO", "SEQUENTIAL_SCALE",
-           "acceptance_figure", "bar_pattern", "bench_figure", "level_pattern", "series_style", "calls_figure", "cascade_tree", "cascade_tree_figure", "cor44_figure", "cost_figure", "cost_ratio_figure",
-           "coverage_figure", "coverage_from_events", "ewif_k_figure", "forecast_figure", "grid_heatmap", "level_color", "level_css",
-           "lines_figure", "mag_hits_figure", "mag_step_html", "match_length_figure", "merged_acceptance",
-           "model_color", "pair_acceptance_figure", "parity_figure", "planned_coverage",
+           "acceptance_figure", "bar_pattern", "bench_figure", "calls_figure", "cascade_tree", "cascade_tree_figure",
+           "cor44_figure", "cost_figure", "cost_ratio_figure", "coverage_figure", "coverage_from_events",
+           "ewif_k_figure", "first_rejected_round", "forecast_figure", "grid_heatmap", "itl_figure", "level_color",
+           "level_css", "level_pattern", "lines_figure", "mag_hits_figure", "mag_step_html", "match_length_figure",
+           "merged_acceptance", "model_color", "pair_acceptance_figure", "parity_figure", "planned_coverage",
            "planned_coverage_figure", "prediction_figure", "proposer_color", "relative_luminance", "round_events",
-           "first_rejected_round", "itl_figure", "round_figure", "sampling_figure", "save_trace_html", "setup_notebook", "show_in_output",
-           "stats_html", "table1_figure", "text_color", "time_share_figure", "token_origins", "token_pieces", "total_calls", "trace_figure",
-           "trace_html", "trace_text"]
+           "round_figure", "sampling_figure", "save_trace_html", "sd_vs_cascade_figure", "series_style",
+           "setup_notebook", "show_in_output", "stats_html", "table1_figure", "text_color", "time_share_figure",
+           "token_origins", "token_pieces", "token_tree_figure", "total_calls", "trace_figure", "trace_html",
+           "trace_text", "tree_mask_figure"]

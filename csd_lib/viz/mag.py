@@ -62,7 +62,7 @@ def mag_step_html(tokenizer, prompt_ids: list[int], gen_ids: list[int], mag, tru
     prompt_ids, gen_ids = list(prompt_ids), list(gen_ids)
     hay = prompt_ids + gen_ids
     end, length = longest_suffix_match(np.asarray(hay, dtype=np.int64), mag.rule, mag.max_match)
-    prop = mag.propose(np.asarray(hay, dtype=np.int64))
+    prop = mag.lookup(np.asarray(hay, dtype=np.int64))
     src = set(range(end - length, end)) if length else set()
     suffix = set(range(len(hay) - length, len(hay))) if length else set()
     copied = set(range(end, min(end + len(prop.tokens), len(hay)))) if length else set()

@@ -3,7 +3,7 @@
 ``python -m csd_lib.zoo card --family tiny-t5`` measures, for every model, the parameter
 count, the greedy answer accuracy on the held-out synthetic test splits and the CPU
 latency of one decode step; and, for every drafter, the per-position acceptance against
-the target and against the next larger model (see ``csd_lib.acceptance``).
+the target and against the next larger model (see :mod:`csd_lib.measure.curves`).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import torch
 
 from csd_lib import config
 from csd_lib.families import tasks
-from csd_lib.measure import curves as acceptance
+from csd_lib.measure import curves
 from csd_lib.zoo.recipes import FAMILY_RECIPES, family_models
 
 TASK_NAMES = ("synth-gsm8k", "synth-mmlu")
@@ -189,10 +189,9 @@ def measure_family(family_name: str, n: int = 100, n_accept: int = 20, max_pos: 
               + " ".join(f"{t} {row[t]['accuracy']:.2f}" for t in TASK_NAMES), flush=True)
     for t in TASK_NAMES:
         prompts = [e.prompt for e in exs[t][:n_accept]]
-        curves = acceptance.family_curves(models, tok, prompts, names=names, max_new_tokens=128,
-                                          max_pos=max_pos)
-        result["acceptance"][t] = curves
-        for k, c in curves.items():
+        by_model = curves.family_curves(models, tok, prompts, names=names, max_new_tokens=128, max_pos=max_pos)
+        result["acceptance"][t] = by_model
+        for k, c in by_model.items():
             print(f"{t} {k}: " + " ".join(f"{u:.2f}" for u in c["unconditional"]), flush=True)
     return result
 
@@ -217,13 +216,13 @@ def snapshot_curves(family_name: str, name: str, task: str = "synth-gsm8k", spli
                          f"`python -m csd_lib.zoo train --family {family_name} --only {name} --snapshot-every N`")
     target, tok = load_model(FAMILY_RECIPES[family_name]["target"], models_dir)
     prompts = [e.prompt for e in tasks.load_task(task, split, n_prompts)]
-    conts = acceptance.greedy_continuations(target, tok, prompts, max_new_tokens=128)
+    conts = curves.greedy_continuations(target, tok, prompts, max_new_tokens=128)
     rows = []
     for path in snaps:
         model = make_model(name)
         model.load_state_dict(torch.load(path))
         model.half().float().eval()  # as exported: fp16 weights, fp32 compute
-        c = acceptance.acceptance_curve(model, target, tok, prompts, max_pos=max_pos, continuations=conts)
+        c = curves.acceptance_curve(model, target, tok, prompts, max_pos=max_pos, continuations=conts)
         rows.append({"step": int(path.stem.split("-")[1]), "unconditional": c["unconditional"],
                      "pos1": c["unconditional"][0], f"pos{max_pos}": c["unconditional"][-1],
                      "alpha": c["alpha"], "n_prompts": c["n_prompts"], "n_tokens": c["n_tokens"]})
@@ -235,7 +234,7 @@ def _f(x, nd=2):
 
 
 # long: the model card's Markdown template, section by section
-def render_card(res: dict) -> str:
+def family_card_md(res: dict) -> str:
     """Markdown for a measured family."""
     fam = FAMILY_RECIPES[res["family"]]
     target = fam["target"]
@@ -285,15 +284,15 @@ def render_card(res: dict) -> str:
           "(conditional), from every start position of the reviewer's greedy output "
           "(`csd_lib.acceptance`; positions only count starts with at least i tokens left). "
           "alpha is the geometric fit P = alpha^i.", ""]
-    for t, curves in res["acceptance"].items():
-        K = len(next(iter(curves.values()))["unconditional"])
+    for t, by_model in res["acceptance"].items():
+        K = len(next(iter(by_model.values()))["unconditional"])
         L += [f"### {t}", "", "| drafter -> reviewer | kind | " + " | ".join(str(i) for i in range(1, K + 1))
               + " | alpha |", "|---|---|" + "---|" * (K + 1)]
-        for k, c in curves.items():
+        for k, c in by_model.items():
             L.append(f"| `{k}` | uncond. | " + " | ".join(_f(u) for u in c["unconditional"])
                      + f" | {_f(c['alpha'])} |")
             L.append(f"| | cond. | " + " | ".join(_f(u) for u in c["conditional"]) + " | |")
-        n_p = next(iter(curves.values()))["n_prompts"]
+        n_p = next(iter(by_model.values()))["n_prompts"]
         L += ["", f"({n_p} prompts, up to 128 new tokens.)", ""]
     L += [f"The acceptance numbers are also in `{res['family']}-card.json` (`acceptance`).", ""]
     L += ["## MaG accepted share by task", ""]
@@ -343,7 +342,7 @@ def write_card(family_name: str, n: int = 100, n_accept: int = 20, max_pos: int 
     if family_name not in FAMILY_RECIPES:
         raise ValueError(f"unknown family {family_name!r}; use one of {sorted(FAMILY_RECIPES)}")
     res = measure_family(family_name, n=n, n_accept=n_accept, max_pos=max_pos, models_dir=models_dir)
-    md = render_card(res)
+    md = family_card_md(res)
     (Path(models_dir) / f"{family_name}-MODEL_CARD.md").write_text(md)
     (Path(models_dir) / f"{family_name}-card.json").write_text(json.dumps(res, indent=1) + "\n")
     print(md)

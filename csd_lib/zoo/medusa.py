@@ -139,11 +139,6 @@ def standard_tree(top_k_acc, n_nodes: int) -> list[tuple[int, ...]]:
     return tree
 
 
-def tree_acceptance(top_k_acc, path: tuple[int, ...]) -> float:
-    """Estimated acceptance of a tree node: the product of its ranks' accuracies."""
-    return math.prod(float(top_k_acc[i][r]) for i, r in enumerate(path))
-
-
 # --------------------------------------------------------------------------- data
 def head_labels(cont: list[int], n_heads: int) -> torch.Tensor:
     """(len(cont), H) labels: row j (predicting cont[j]) gets cont[j+1+i] for head i, else -100."""
@@ -432,7 +427,7 @@ def run_family(family_name: str, *, steps: int = 8000, n_heads: int = 4, out=Non
     heads.trees = trees
     save_medusa(heads, out, meta, extra_config={"target": target_name, "rank_acc": evals["all"]["rank_acc"]})
     card = out.with_name(out.name + "-MODEL_CARD.md")
-    _write_atomic(card, lambda p: p.write_text(render_card(meta, trees, out.name)))
+    _write_atomic(card, lambda p: p.write_text(medusa_card_md(meta, trees, out.name)))
     log.info(f"medusa: wrote {out} and {card}")
     return meta
 
@@ -443,7 +438,7 @@ def _row(name: str, e: dict, i: int) -> str:
 
 
 # long: the Medusa card's Markdown template, section by section
-def render_card(meta: dict, trees: dict, folder_name: str) -> str:
+def medusa_card_md(meta: dict, trees: dict, folder_name: str) -> str:
     """Markdown card of shipped Medusa heads from their train_meta."""
     ev, H = meta["eval"], meta["n_heads"]
     m = meta["machine"]

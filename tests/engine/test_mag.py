@@ -27,14 +27,14 @@ def test_propose_copies_then_fills_with_bigram():
     bigram = np.arange(20, dtype=np.int32)[::-1].copy()   # next(v) = 19 - v
     mag = MaG(bigram, n=5)
     hay = np.array([4, 5, 6, 9, 4, 5])                     # match [4,5] -> copies 6, 9, 4, 5 (4 tokens)
-    prop = mag.propose(hay)
+    prop = mag.lookup(hay)
     assert prop.tokens == [6, 9, 4, 5, 14]
     assert prop.provenance == [MATCH] * 4 + [BIGRAM]
 
 
 def test_propose_without_match_is_all_bigram():
     bigram = np.array([1, 2, 3, 0], dtype=np.int32)
-    prop = MaG(bigram, n=4).propose(np.array([3]))
+    prop = MaG(bigram, n=4).lookup(np.array([3]))
     assert prop.tokens == [0, 1, 2, 3] and prop.provenance == [BIGRAM] * 4
 
 

@@ -10,7 +10,7 @@ import math
 import pytest
 import torch
 
-from csd_lib.measure import curves as acceptance
+from csd_lib.measure import curves
 from csd_lib import config, generate, load_family
 from csd_lib.families import tasks
 
@@ -92,8 +92,8 @@ def test_quick_remeasure_lands_in_the_bands(family):
     prompts = [e.prompt for e in tasks.load_task("synth-gsm8k", "test", N_QUICK)]
     tok = family.tokenizer
     target = family.target.model
-    conts = acceptance.greedy_continuations(target, tok, prompts, max_new_tokens=128)
-    base, small = (acceptance.acceptance_curve(d.model, target, tok, prompts, max_pos=30,
+    conts = curves.greedy_continuations(target, tok, prompts, max_new_tokens=128)
+    base, small = (curves.acceptance_curve(d.model, target, tok, prompts, max_pos=30,
                                                continuations=conts)["unconditional"]
                    for d in family.drafters)
     _check_bands(base, small, tol=TOL)

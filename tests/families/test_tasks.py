@@ -56,10 +56,10 @@ def test_references_are_consistent(task):
 
 
 def test_bundled_file_matches_generator(tmp_path):
-    paths = tasks.write_bundled(tmp_path, n=tasks.N_BUNDLED)
+    paths = tasks._write_bundled(tmp_path, n=tasks.N_BUNDLED)
     for path in paths:
         shipped = config.TASKS_DIR / path.name
-        assert shipped.read_text() == path.read_text(), f"regenerate {shipped} with tasks.write_bundled()"
+        assert shipped.read_text() == path.read_text(), f"regenerate {shipped} with tasks._write_bundled()"
 
 
 def test_answer_extraction():

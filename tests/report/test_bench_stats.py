@@ -66,13 +66,13 @@ def test_pair_and_speedup_ratios_are_medians_of_per_example_ratios():
     assert math.isnan(pair_ratio(RUN, "sd", "mag")[0])
 
 
-def test_run_k_and_best_sd_pick_the_faster_sd_run():
-    from csd_lib.report.bench_stats import best_sd, run_k
+def test_run_k_and_faster_sd_run_pick_the_faster_of_two_sd_runs():
+    from csd_lib.report.bench_stats import faster_sd_run, run_k
     assert run_k(RUN, "sd") == 4 and run_k(RUN, "mag") == "?"
     alt_recs = [_line(0, "sd", 1.0, k=9)]
     s = {"sd": {"speedup_walltime_median": 2.0}}
-    assert best_sd(RUN, s, alt_recs, {"speedup_walltime_median": 3.0})[2] == 9
-    assert best_sd(RUN, s, alt_recs, {"speedup_walltime_median": 1.0})[2] == 4
+    assert faster_sd_run(RUN, s, alt_recs, {"speedup_walltime_median": 3.0})[2] == 9
+    assert faster_sd_run(RUN, s, alt_recs, {"speedup_walltime_median": 1.0})[2] == 4
 
 
 def test_swi_chain_states_the_ordering_and_whether_it_holds():
@@ -85,12 +85,15 @@ def test_swi_chain_states_the_ordering_and_whether_it_holds():
 
 
 def test_prediction_gaps_and_goals():
-    from csd_lib.report.bench_stats import goals, prediction_gaps
+    from csd_lib.report.bench_stats import csd_goal, goals, prediction_gaps
     s = {m: {"speedup_walltime_predicted": p, "speedup_walltime_median": 2.0, "outside_share": 0.05,
              "speedup_swi_ms": w} for m, p, w in (("sd", 2.1, 2.0), ("csd", float("nan"), 3.0))}
     assert prediction_gaps(s) == pytest.approx({"sd": 0.05})
-    rows = {name: (value, ok) for name, value, _, ok, _ in goals("tiny-llama", RUN, s, None, [], None)}
+    full = {name: (value, need, ok) for name, value, need, ok, _ in goals("tiny-llama", RUN, s, None, [], None)}
+    rows = {name: (value, ok) for name, (value, _, ok) in full.items()}
     assert rows["CSD over the best SD (median per-example walltime ratio)"][1]  # 2.0 >= 1.1
+    assert full["CSD over the best SD (median per-example walltime ratio)"][1] == f">= {csd_goal('tiny-llama')[0]}x"
+    assert csd_goal("tiny-t5") == (1.2, 1.1) and csd_goal("tiny-llama") == (1.1, None)
     assert rows["EWIF prediction within 10% of the measured median"] == ("sd +5%", True)
     assert rows["time outside model forwards (CSD)"] == ("5.0%", True)
     assert "SWI ordering (model-size)" not in rows  # a tiny-t5 goal only
@@ -141,3 +144,21 @@ def test_latency_stats_of_known_commit_times():
         assert min(itl) <= lo <= st["itl"][f"p{q}"] + 1e-12 and st["itl"][f"p{q}"] - 1e-12 <= hi <= max(itl)
     old = [BenchRecord(0, "hf-pld", stats={"n_tokens": 3, "wall_time": 1.0})]
     assert latency_stats(old) == {"ttft": None, "itl": None}  # not recorded: no number is made up
+
+
+def test_without_chromium_the_report_links_the_committed_figures(tmp_path, monkeypatch):
+    """scripts/make_benchmarks_md.py on a machine without Chromium: a committed PNG stays linked and untouched,
+    a missing one is not linked (so BENCHMARKS.md renders the same on every machine that has the PNGs)."""
+    import importlib.util
+    from pathlib import Path
+
+    import plotly.graph_objects as go
+    spec = importlib.util.spec_from_file_location("make_benchmarks_md",
+                                                  Path(__file__).parents[2] / "scripts" / "make_benchmarks_md.py")
+    md = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(md)
+    monkeypatch.setattr(md.shutil, "which", lambda name: None)
+    committed = tmp_path / "bench-x.png"
+    committed.write_bytes(b"\x89PNG committed")
+    assert md.png(go.Figure(), committed) and committed.read_bytes() == b"\x89PNG committed"
+    assert not md.png(go.Figure(), tmp_path / "never-drawn.png") and not (tmp_path / "never-drawn.png").exists()

@@ -2,7 +2,7 @@
 import pytest
 
 from csd_lib.report.claims import claim_row, paired_difference
-from csd_lib.report.ledger_doc import ledger_block, outside_blocks, quoted_rows, render_blocks
+from csd_lib.report.ledger_doc import _outside_blocks, ledger_block, quoted_rows, render_blocks
 
 
 def _rows():
@@ -29,7 +29,7 @@ def test_render_rebuilds_every_block_and_keeps_the_rest():
     out = render_blocks(doc, _rows())
     assert "stale" not in out and "`04/other`" in out and out.startswith("intro 1.5\n") and out.endswith("end\n")
     assert render_blocks(out, _rows()) == out
-    assert outside_blocks(out) == "intro 1.5\n\nend\n"
+    assert _outside_blocks(out) == "intro 1.5\n\nend\n"
 
 
 def test_a_document_without_a_block_or_a_pattern_without_a_claim_is_refused():

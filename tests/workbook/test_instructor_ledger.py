@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from csd_lib.report.claims import read_ledger
-from csd_lib.report.ledger_doc import outside_blocks, render_blocks
+from csd_lib.report.ledger_doc import _outside_blocks, render_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "INSTRUCTOR.md"
@@ -39,7 +39,7 @@ def test_the_guides_ledger_blocks_are_the_last_sweeps():
 def test_no_number_outside_the_blocks_is_a_measurement():
     paper = set(re.findall(r"\d+\.\d+%?|\d+%", (ROOT / "docs" / "REFERENCE.md").read_text(encoding="utf-8")))
     stray = []
-    for line in outside_blocks(GUIDE.read_text(encoding="utf-8")).splitlines():
+    for line in _outside_blocks(GUIDE.read_text(encoding="utf-8")).splitlines():
         if RUN_TIMES.match(line):
             continue
         for num in re.findall(r"\d+\.\d+%?|\d+%", line):

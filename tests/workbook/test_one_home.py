@@ -7,7 +7,7 @@ code cells (IPython magics and shell lines dropped):
    (``sum(n * costs.get(m, 0.0) for m, n in stats.calls.items())``) is SWI's cost sum; only
    ``engine/stats.py`` (``call_cost``) may hold one;
 2. *swi functions*: a function whose name contains ``swi`` divides nowhere outside ``engine/stats.py``
-   (elsewhere it calls ``swi``, ``pooled_swi`` or a library function built on them);
+   (elsewhere it calls ``swi``, ``pooled_swi``, ``runs_swi`` or a library function built on them);
 3. no notebook defines a function whose name contains ``swi``, and a notebook whose code names SWI
    calls the library for it (a name in ``LIBRARY_SWI``).
 
@@ -25,8 +25,8 @@ REPO = Path(__file__).resolve().parents[2]
 HOME = REPO / "csd_lib" / "engine" / "stats.py"
 MAX_NOTEBOOK_DEFS = 6
 # what the library gives a notebook for SWI: functions, and the Stats and summary fields that hold it
-LIBRARY_SWI = {"swi", "pooled_swi", "call_cost", "swi_counts", "swi_difference", "relative_gain", "gain_difference",
-               "swi_model_size", "swi_previous_work", "speedup_swi_ms", "speedup_swi_pw", "summarize"}
+LIBRARY_SWI = {"swi", "pooled_swi", "runs_swi", "call_cost", "swi_counts", "swi_difference", "relative_gain",
+               "gain_difference", "swi_model_size", "swi_previous_work", "speedup_swi_ms", "speedup_swi_pw", "summarize"}
 
 
 def _code(src: str) -> str:

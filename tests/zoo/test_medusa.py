@@ -122,10 +122,12 @@ def test_standard_tree_is_the_best_parent_closed_set():
     assert len(tree) == len(set(tree)) == 20
     assert M.standard_tree(acc, 20) == tree
     assert all(p[:-1] in tree[:tree.index(p)] for p in tree if len(p) > 1)  # parent earlier
-    est = [M.tree_acceptance(acc, p) for p in tree]
+    def estimate(p):  # a node's estimated acceptance: the product of its ranks' accuracies
+        return math.prod(acc[i][r] for i, r in enumerate(p))
+    est = [estimate(p) for p in tree]
     assert est == sorted(est, reverse=True)
     every = [p for d in range(1, 5) for p in itertools.product(range(5), repeat=d)]
-    best = sorted(every, key=lambda p: -math.prod(acc[i][r] for i, r in enumerate(p)))[:20]
+    best = sorted(every, key=lambda p: -estimate(p))[:20]
     assert set(tree) == set(best)   # distinct random products: the 20 best nodes are parent-closed
     assert M.standard_tree(acc, 3) == tree[:3]
 
