@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engine.methods import REFERENCE
 from ..measure.records import ALL_METHODS, fastest
 from .palette import OKABE_ITO, bar_pattern, series_style
 
@@ -14,7 +15,7 @@ def bench_figure(summary: dict, title: str = "speedup over AR"):
     figure reads in greyscale.
     """
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn
-    methods = [m for m in summary if m != "ar"]
+    methods = [m for m in summary if m != REFERENCE]
     fig = go.Figure()
     for i, (key, label) in enumerate((("speedup_walltime", "walltime (measured)"),
                                       ("speedup_swi_ms", "SWI model-size"), ("speedup_swi_pw", "SWI previous-work"))):
