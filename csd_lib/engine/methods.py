@@ -92,10 +92,6 @@ class Method:
         return self.neural == 1
 
     @property
-    def takes_lenience(self) -> bool:
-        return self.lenient
-
-    @property
     def is_tree(self) -> bool:
         return self.tree is not None
 
