@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python scripts/gpu_check.py` puts scripts/ on sys.path, not the repo root
     sys.path.insert(0, str(ROOT))
 
+from csd_lib.engine.methods import REFERENCE  # noqa: E402  (pure: no torch)
 from csd_lib.fileio import write_atomic  # noqa: E402  (light: no torch)
 
 PRESETS = ("flan-t5-colab", "flan-t5", "vicuna")
@@ -485,7 +486,7 @@ def summary_lines(steps: list[dict]) -> list[str]:
             lines.append(head + ", ".join(f"{row['model']} {row['ms_1']:.2f} ms/call" for row in r["cost_rows"])
                          + (f"; wo in fp32: {r['wo_fp32']}" if r["wo_fp32"] is not None else ""))
         elif kind == "predict":
-            ar = next((c for c in s.get("compare_2_layers", []) if c["method"] == "ar"), None)
+            ar = next((c for c in s.get("compare_2_layers", []) if c["method"] == REFERENCE), None)
             best = r["best"]
             lines.append(head + f"ar {best['ar']['tokens_per_s']:.1f} tok/s, csd {best['csd']['tokens_per_s']:.1f}"
                          + (f"; 2-layer extrapolation / measured: {ar['ratio']:.2f}" if ar else ""))

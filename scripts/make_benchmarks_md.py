@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from csd_lib.engine.methods import CSD, MAG_ALONE, REFERENCE, SD
 from csd_lib.fileio import write_atomic
 from csd_lib.measure.machine import by_machine, describe_fingerprint, machine_key, match_fingerprints, run_fingerprint
 from csd_lib.measure.records import ALL_METHODS, PACKED, BenchRecord, as_records, read_records
@@ -158,7 +159,7 @@ def limits(fam: str, recs: list[dict], vrecs: list[dict], arecs: list[dict], cm)
                   if r else 0)
     lim = prediction_limits(recs, cm, vrecs)
     sd = prediction_limits(sd_recs, cm).get("sd")
-    if not sd or "csd" not in lim:
+    if not sd or CSD.name not in lim:
         return [], None
     lim["sd"] = sd
     rows = [("SD", "sd"), ("CSD", "csd")] + ([("base + MaG", "vertical")] if "vertical" in lim else [])
@@ -242,7 +243,7 @@ def mag_shares() -> list[str]:
         for task in TASKS:
             recs = read_records(RES / f"{fam}-{task}.jsonl")
             s = summarize(recs) if recs else {}
-            if not {"mag", "csd"} <= set(s):
+            if not {MAG_ALONE.name, CSD.name} <= set(s):
                 continue
             rows.append(f"| {fam} | {task} | {100 * mag_share(recs, 'mag'):.1f}% | "
                         f"{f(s['mag']['mean_tokens_per_target_call'])} | {100 * mag_share(recs, 'csd'):.1f}% "
@@ -292,7 +293,7 @@ def readme_table(rows: list[dict]) -> None:
                    f"{s['ar']['n']}/{s['ar']['n']}{', all methods' if same else ' (mismatches: see BENCHMARKS.md)'} |")
     new.append("")
     chains = [(r["task"], *swi_chain(r["s"], r["vert"], r["alt"])) for r in rows
-              if r["fam"] == "tiny-t5" and "csd" in r["s"] and "sd" in r["s"]]
+              if r["fam"] == "tiny-t5" and CSD.name in r["s"] and SD.name in r["s"]]
     if chains:
         held = sum(ok for _, _, ok in chains)
         new.append(f"- The SWI ordering of paper Table 2 (full cascade > base + MaG > SD > AR) holds on tiny-t5 "
@@ -371,15 +372,15 @@ def run_section(fam: str, task: str, path: Path, recs: list[dict]) -> dict:
     if main_run:  # SD's second k ran in its own file
         arecs, alt_where = read_records(RES / f"{fam}-{task}-sd.jsonl"), "own run"
     else:  # a class run holds it as sd@K, interleaved with the rest: shown as SD at that k
-        arecs = [r for r in recs if r["method"] == "ar"] + [dict(r, method="sd") for r in recs
+        arecs = [r for r in recs if r["method"] == REFERENCE] + [dict(r, method="sd") for r in recs
                                                            if r["method"].startswith("sd@")]
-        arecs, alt_where = (arecs, "same run") if len(arecs) > len([r for r in recs if r["method"] == "ar"]) else ([], "")
+        arecs, alt_where = (arecs, "same run") if len(arecs) > len([r for r in recs if r["method"] == REFERENCE]) else ([], "")
         recs = [r for r in recs if not r["method"].startswith("sd@")]
     s = summarize(recs, cm)
     alt = summarize(arecs, cm).get("sd") if arecs else None
     extra = {**({f"sd k = {run_k(arecs, 'sd')} ({alt_where})": alt} if alt else {}),
              **({"csd base+MaG (own run)": vert} if vert else {})}
-    plan = next((p for p in (BenchRecord.from_dict(r).plan for r in recs if r["method"] == "csd") if p), None)
+    plan = next((p for p in (BenchRecord.from_dict(r).plan for r in recs if r["method"] == CSD.name) if p), None)
     cfg = {"k": [list(row) for row in plan.k], "lenience": plan.lenience} if plan else {}
     own = [(f"sd k = {run_k(arecs, 'sd')}", arecs), ("csd base+MaG", vrecs)]
     where = "" if main_run else f", machine class `{path.suffixes[-2][1:]}`"
@@ -397,7 +398,7 @@ def run_section(fam: str, task: str, path: Path, recs: list[dict]) -> dict:
     lines += table(s, extra, priced=cm is not None) + [""] + latency_table(s)
     if main_run and png(bench_figure(s, title=f"{fam} on {task}: speedup over AR"), DOCS / f"bench-{fam}-{task}.png"):
         lines += [f"![{fam} {task}](docs/bench-{fam}-{task}.png)", ""]
-    if "csd" in s and "sd" in s:
+    if CSD.name in s and SD.name in s:
         orders = {name: swi_chain(s, vert, alt, key)[0] for name, key in
                   (("model-size", "speedup_swi_ms"), ("previous-work", "speedup_swi_pw"))}
         lines += ["SWI orderings as measured (SD: the higher of its runs; pooled over this run's examples): "
@@ -415,7 +416,7 @@ def run_section(fam: str, task: str, path: Path, recs: list[dict]) -> dict:
     lines += prediction_lines(recs, cm)
     headline = next(([fam, task, row, limit, cm is not None] for row in rows if row[0].startswith("CSD over")), None)
     readme = dict(fam=fam, task=task, recs=recs, s=s, vert=vert, alt=alt, priced=cm is not None,
-                  sd=faster_sd_run(recs, s, arecs, alt)[1] if "sd" in s else {}) if main_run else None
+                  sd=faster_sd_run(recs, s, arecs, alt)[1] if SD.name in s else {}) if main_run else None
     return dict(lines=lines, headline=headline, readme=readme)
 
 

@@ -13,8 +13,9 @@ import torch
 
 from .. import config
 from ..engine.cascade import encode_prompt, generate
+from ..engine.methods import REFERENCE, find
 from ..engine.plan import (METHODS, check_lenience, check_max_new_tokens, check_method_args, check_temperature,
-                           check_tree)
+                           check_tree_budget)
 from ..families.shadow import DEFAULT_PRESETS, build_shadows, describe
 from ..families.tasks import load_task
 from ..fileio import check_output_path, write_atomic
@@ -55,7 +56,7 @@ def cmd_generate(args) -> None:
     mag_lenience = None if args.mag_lenience is None else args.mag_lenience == "lenient"
     check_method_args(args.method, args.k, args.lenience, mag_lenience=mag_lenience)
     k = read_k(args.k)
-    tree = check_tree(args.tree, args.method) if args.tree is not None else None  # before anything loads
+    tree = check_tree_budget(args.tree, args.method) if args.tree is not None else None  # before anything loads
     prompts = [args.prompt] if args.prompt is not None else read_prompts(args.prompts_file)
     check_args_method(args, [args.method])  # before anything loads: e.g. 'staged' needs two drafters
     fam = load_from_args(args)
@@ -106,8 +107,8 @@ def cmd_bench(args) -> None:
     out = Path(args.out)
     read_records(out)  # a results file to resume must be readable before any model loads
     examples = load_task(args.task, args.split, args.n)
-    # before anything loads; bench itself skips 'staged' for a family with one drafter
-    check_args_method(args, [m for m in methods if m in METHODS and m != "staged"])
+    # before anything loads; bench itself skips a method ('staged') that needs more drafters than the family has
+    check_args_method(args, [m for m in methods if m in METHODS and not find(m).skippable])
     if args.threads:
         torch.set_num_threads(args.threads)
     with results_lock(out):  # before any model loads: a second bench on this file is refused now
@@ -115,19 +116,19 @@ def cmd_bench(args) -> None:
         if cost_model is not None and cost_model.family != fam.name:
             print(f"note: --costs {args.costs} was measured on {cost_model.family}, not {fam.name}; its predictions "
                   f"price {fam.name}'s calls at {cost_model.family}'s costs", file=sys.stderr)
-        if "staged" in methods and len(fam.drafters) < 2:
-            print(f"note: family '{fam.name}' has one drafter; skipping 'staged'", file=sys.stderr)
-            methods.remove("staged")
+        for m in [m for m in methods if find(m) and not find(m).runs_on(fam)]:
+            print(f"note: family '{fam.name}' has one drafter; skipping '{m}'", file=sys.stderr)
+            methods.remove(m)
         settings = dict(max_new_tokens=args.max_new_tokens, k=args.k, lenience=args.lenience, sd_k=args.sd_k,
                         split=args.split, mag_lenience=mag_lenience, clock=args.clock)
-        problem = resume_problem(read_records(out), fam, examples, ["ar", *methods], **settings)
+        problem = resume_problem(read_records(out), fam, examples, [REFERENCE, *methods], **settings)
         if problem and not args.new_out:
             raise ValueError(f"{out} holds another run's results ({problem}); run with its settings to resume it, "
                              f"or pass --new-out (or another --out) to start a new file")
         if problem:
             out = free_path(out)
             print(f"note: {args.out} holds another run's results ({problem}); writing {out}", file=sys.stderr)
-        prices, how = bench_prices(fam, examples, ["ar", *methods], args.max_new_tokens, k=args.k, lenience=args.lenience,
+        prices, how = bench_prices(fam, examples, [REFERENCE, *methods], args.max_new_tokens, k=args.k, lenience=args.lenience,
                                    sd_k=args.sd_k, mag_lenience=mag_lenience, cost_model=cost_model,
                                    records=read_records(out))
         log.info(f"bench: each run {how}")
@@ -135,7 +136,7 @@ def cmd_bench(args) -> None:
     cost_model, match = bench_costs(fam, args.costs, records=records)
     if args.costs not in (None, "none") and match.verdict != "match":
         print(f"note: --costs {args.costs} is used as given, but {match.describe()}", file=sys.stderr)
-    summary = summarize([r for r in records if r["example"] < args.n and r["method"] in ("ar", *methods)],
+    summary = summarize([r for r in records if r["example"] < args.n and r["method"] in (REFERENCE, *methods)],
                         cost_model)
     print(format_table(summary))
     if args.summary_json:
@@ -185,7 +186,7 @@ def cmd_predict(args) -> None:
 def predict_trees(args) -> None:
     """``predict --method TREE``: rank tree budgets on a results file's per-branch rates (``--acceptance FILE``), or
     let the tuner probe the family, price every budget and measure the best (:func:`csd_lib.price.tune.tune_tree`)."""
-    budgets = [check_tree(t, args.method) for t in args.tree] if args.tree else None
+    budgets = [check_tree_budget(t, args.method) for t in args.tree] if args.tree else None
     if args.measure < 0:
         raise ValueError(f"--measure is how many of the best priced budgets to measure, 0 or more; got {args.measure}")
     if args.target is not None and args.family is not None:

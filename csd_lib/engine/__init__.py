@@ -1,6 +1,8 @@
 """The method and nothing else: Algorithm 1 and what it needs.
 
-A :class:`~csd_lib.engine.plan.Plan` says what a generation runs (method, drafters, K, lenience);
+Each method is one :class:`~csd_lib.engine.methods.Method` in the registry (:mod:`~csd_lib.engine.methods`:
+how to plan, run, price and label it); a :class:`~csd_lib.engine.plan.Plan` says what a generation runs
+(method, drafters, K, lenience);
 :mod:`~csd_lib.engine.cascade` runs it with every level behind one drafter interface, deciding
 acceptance only through :func:`~csd_lib.engine.review.review` (paper notation); Max-Gram
 (:mod:`~csd_lib.engine.mag`) is the free bottom drafter; :class:`~csd_lib.engine.models.LM` is the one

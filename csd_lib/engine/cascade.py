@@ -21,7 +21,8 @@ from .inputs import check_family, check_prompt, check_prompt_length
 from .levels import Block, Ctx, Drafter, Level, MaGLevel
 from .mag import MaG
 from .models import LM
-from .plan import MAG_LENIENCE, METHODS, TREE_METHODS, Plan, make_plan, validate_k
+from .methods import CASCADE, DRAFTER, HEADS, get
+from .plan import MAG, MAG_LENIENCE, METHODS, Plan, make_plan, validate_k
 from .prompts import prompt_ids
 from .stats import Stats
 from .tree_methods import CSDTree, MedusaTop, TreeSD, TreeTop
@@ -58,11 +59,13 @@ def build_cascade(target: LM, drafters: list, k, lenience: float = 1.0, mag_leni
 
 def build_tree_top(target: LM, plan: Plan, drafters: list, medusa=None) -> TreeTop:
     """The target level of a tree method's ``plan``: ``drafters`` as :func:`build_cascade` takes them,
-    ``medusa`` the target's Medusa heads (medusa only)."""
-    if plan.method == "medusa":
+    ``medusa`` the target's Medusa heads (the :data:`~csd_lib.engine.methods.HEADS` tree only)."""
+    tree = get(plan.method).tree
+    if tree == HEADS:
         return MedusaTop(target, medusa, plan.tree)
-    if plan.method == "tree-sd":
+    if tree == DRAFTER:
         return TreeSD(target, [Level(drafters[0], [], [])], plan.tree, plan.branch_below)
+    assert tree == CASCADE, tree
     chain = build_cascade(target, drafters, [list(r) for r in plan.k], plan.lenience, plan.mag_lenience)
     mag = next((d for d in drafters if isinstance(d, MaG)), None)
     return CSDTree(target, chain.subs, plan.tree, plan.branch_below, chain.budgets, mag)
@@ -106,8 +109,9 @@ def run_plan(family, plan: Plan, ids: list[int]) -> Generation:
                          f"the model limit of {target.max_length} tokens; shorten the prompt or lower "
                          f"max_new_tokens")
     by_name = {d.name: d for d in family.drafters}
-    drafters = [family.mag if name == "mag" else by_name[name] for name in plan.drafters]
-    if plan.method in TREE_METHODS:
+    drafters = [family.mag if name == MAG else by_name[name] for name in plan.drafters]
+    method = get(plan.method, engine=True)
+    if method.is_tree:
         top = build_tree_top(target, plan, drafters, getattr(family, "medusa", None))
     else:
         top = build_cascade(target, drafters, [list(r) for r in plan.k], plan.lenience, plan.mag_lenience)
@@ -118,7 +122,7 @@ def run_plan(family, plan: Plan, ids: list[int]) -> Generation:
     eos = target.eos_token_id
     eos = eos[0] if isinstance(eos, (list, tuple)) else eos
     ctx = Ctx(ids, plan.temperature == 0, plan.temperature, gen, eos, plan.naive,
-              branch_below=plan.branch_below if plan.method == "csd-tree" else 0.0)
+              branch_below=plan.branch_below if method.tree == CASCADE else 0.0)
     levels = _levels(top)
     lms = [lv.lm for lv in levels]
     clock = target.meter.clock  # the models' own clock (wall by default): forward and total times agree
@@ -145,9 +149,9 @@ def run_plan(family, plan: Plan, ids: list[int]) -> Generation:
                   {lm.name: lm.meter.time for lm in lms}, {lm.name: lm.n_params for lm in lms},
                   ctx.acceptance, target=target.name, previous_work_costs=dict(family.previous_work.costs),
                   nodes={lm.name: lm.meter.nodes for lm in lms})
-    if "mag" in plan.drafters:
-        stats.calls["mag"] = ctx.mag_calls
-        stats.params["mag"] = 0
+    if MAG in plan.drafters:
+        stats.calls[MAG] = ctx.mag_calls
+        stats.params[MAG] = 0
     text = family.tokenizer.decode(out, skip_special_tokens=True) if family.tokenizer is not None else ""
     return Generation(text, out, prov, ctx.events, stats, plan.method, plan, commit_times=times, branch=branch)
 

@@ -6,9 +6,8 @@ paper's rule, Appendix B). Figures and sentences that say which review is lenien
 """
 from __future__ import annotations
 
-from .plan import Plan
-
-MAG = "mag"  # the proposer name of Max-Gram's tokens
+from .methods import get
+from .plan import MAG, Plan
 
 
 def token_lenience(proposer: str, lenience: float, mag_lenience: bool, by_target: bool = False) -> float:
@@ -35,7 +34,7 @@ def lenience_note(leniences: dict[str, float]) -> str:
 def plan_lenience(plan: Plan) -> str:
     """A plan's draft-to-draft lenience in words: ``strict``, ``l = 5, strict on mag`` (the paper's rule:
     lenience between neural drafters only) or ``l = 5 on mag too``."""
-    if plan.method != "csd" or plan.lenience == 1:
+    if not get(plan.method).lenient or plan.lenience == 1:
         return "strict"
     if MAG not in plan.drafters:
         return lenience_word(plan.lenience)
@@ -54,7 +53,7 @@ def _split(pair: str) -> tuple[str, str]:
 def pair_lenience(plan: Plan, pair: str) -> float:
     """The lenience the review ``pair`` (``"reviewer<-proposer"``) uses under ``plan`` (1.0: strict)."""
     reviewer, proposer = _split(pair)
-    if plan.method != "csd":
+    if not get(plan.method).lenient:
         return 1.0
     return token_lenience(proposer, plan.lenience, plan.mag_lenience, by_target=reviewer == "target")
 
@@ -80,7 +79,7 @@ def leniency_says(plan: Plan) -> str:
     strict_mag = [p for p in plan_pairs(plan) if p.endswith("<-mag") and not p.startswith("target<-")]
     why_mag = (f"MaG's tokens ({', '.join(f'`{p}`' for p in strict_mag)}) are reviewed strictly since the plan has "
                f"mag_lenience=False" if strict_mag and not plan.mag_lenience else "")
-    if plan.method != "csd":
+    if not get(plan.method).lenient:
         return f"method {plan.method} has no lenient review"
     if plan.lenience == 1:
         return "the lenience is 1: every review is strict"

@@ -22,7 +22,7 @@ import torch
 from .generation import TARGET_BONUS, TARGET_CORRECTION, Event
 from .mag import MaG
 from .models import LM
-from .plan import MAG_LENIENCE
+from .plan import MAG, MAG_LENIENCE
 from .review import Lenience, effective_q, greedy_logps, is_lenient, probs, review, review_greedy
 from .stats import PairStats
 
@@ -72,7 +72,7 @@ class MaGLevel:
 
     def __init__(self, mag: MaG, vocab_size: int):
         mag.check_vocab(vocab_size)
-        self.mag, self.name, self.vocab_size = mag, "mag", vocab_size
+        self.mag, self.name, self.vocab_size = mag, MAG, vocab_size
 
     def propose(self, ctx: Ctx, prefix: list[int], cap: int, depth: int) -> Block:
         hay = np.asarray(ctx.prompt + prefix, dtype=np.int64)
@@ -154,9 +154,9 @@ class Level:
 
     def _lenience_at(self, who: list[str]) -> float | list[float]:
         """This review's lenience: one number, or one per drafted position when MaG's are strict."""
-        if self.lenience == 1 or self.mag_lenience or "mag" not in who:
+        if self.lenience == 1 or self.mag_lenience or MAG not in who:
             return self.lenience
-        return [1.0 if w == "mag" else self.lenience for w in who]
+        return [1.0 if w == MAG else self.lenience for w in who]
 
     def _q_up(self, ctx: Ctx, p: torch.Tensor, q, x: torch.Tensor, lam: Lenience, n_out: int) -> torch.Tensor:
         """Distribution of each emitted token given the history, for the level above (n_out, V).

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .plan import MAG_BLOCK
+from .plan import MAG, MAG_BLOCK
 
 MATCH, BIGRAM = "mag-match", "mag-bigram"
 
@@ -140,7 +140,7 @@ class Proposal:
 
 class MaG:
     """Max-Gram drafter: longest suffix match, then bigram fill; proposes ``n`` tokens."""
-    name = "mag"
+    name = MAG
 
     def __init__(self, bigram: np.ndarray, n: int = MAG_BLOCK, rule: str = "recent", max_match: int = 64):
         if n < 1:

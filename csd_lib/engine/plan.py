@@ -16,9 +16,14 @@ from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
-METHODS = ("ar", "sd", "mag", "staged", "csd")        # linear drafts: every family runs them
-TREE_METHODS = ("tree-sd", "medusa", "csd-tree")      # token trees, decoder-only targets (engine/tree.py)
+from .methods import ALL, CASCADE, DRAFTER, HEADS, REFERENCE, get, names
+
+METHODS = names(engine=True, default=True, tree=False)  # linear drafts: every family runs them
+TREE_METHODS = names(tree=True)                           # token trees, decoder-only targets (engine/tree.py)
 ENGINE_METHODS = METHODS + TREE_METHODS
+
+# MaG's name as a drafter in a plan (the last drafter when present) and as a proposer of tokens.
+MAG = "mag"
 
 # A tree method's drafters add a second choice at a node where their first has probability below this.
 BRANCH_BELOW = 0.8
@@ -72,19 +77,19 @@ def check_max_new_tokens(max_new_tokens) -> int:
 
 
 def check_method(method) -> str:
-    """A known method name."""
-    if method not in ENGINE_METHODS:
-        raise ValueError(f"unknown method {method!r}; use one of {', '.join(ENGINE_METHODS)}")
+    """A method name the engine runs (:mod:`csd_lib.engine.methods`)."""
+    get(method, engine=True)
     return method
 
 
-def check_tree(tree, method: str) -> tuple[int, ...]:
+def check_tree_budget(tree, method: str) -> tuple[int, ...]:
     """A tree budget: nodes per depth, a non-empty list of integers >= 1 (tree methods only)."""
-    if method not in TREE_METHODS:
+    if not get(method).is_tree:
         if tree not in (None, (), []):
             raise ValueError(f"a tree budget (got tree={tree!r}) is for the tree methods "
-                             f"{', '.join(TREE_METHODS)}; method {method!r} drafts a chain: leave it unset")
+                             f"{', '.join(names(tree=True))}; method {method!r} drafts a chain: leave it unset")
         return ()
+    given = tree
     if isinstance(tree, str):
         try:
             tree = json.loads(tree)
@@ -94,9 +99,13 @@ def check_tree(tree, method: str) -> tuple[int, ...]:
         tree = [tree]
     if not isinstance(tree, (list, tuple)) or not tree or any(
             isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1 for v in tree):
-        raise ValueError(f"bad tree budget {tree!r}: the tree budget is the most nodes per depth, a non-empty "
+        raise ValueError(f"bad tree budget {given!r}: the tree budget is the most nodes per depth, a non-empty "
                          f"list of integers >= 1, e.g. [2, 2, 1] (two nodes at depths 1 and 2, one at depth 3)")
     return tuple(int(v) for v in tree)
+
+
+# price/ still imports the old name; the lead renames its imports when price/ is merged, then drops this.
+check_tree = check_tree_budget
 
 
 def check_branch_below(x) -> float:
@@ -108,12 +117,12 @@ def check_branch_below(x) -> float:
 
 
 def check_method_lenience(method: str, lenience) -> float | None:
-    """Validate a lenience for ``method``: only ``csd`` (and ``csd-tree``) have lenient draft-to-draft reviews."""
-    check_method(method)
+    """Validate a lenience for ``method``: only the lenient methods (csd, csd-tree) have draft-to-draft reviews."""
+    m = get(method, engine=True)
     if lenience is None:
         return None
     lam = check_lenience(lenience)
-    if method not in ("csd", "csd-tree") and lam != 1:
+    if not m.lenient and lam != 1:
         raise ValueError(f"method {method!r} reviews without lenience (it has no draft-to-draft review), "
                          f"got lenience={lenience!r}; leave lenience unset, or use method='csd' for lenient "
                          f"draft-to-draft reviews")
@@ -128,18 +137,28 @@ def check_mag_lenience(mag_lenience) -> bool:
     return bool(mag_lenience)
 
 
+def check_naive(naive) -> bool:
+    """A bool: True reviews against the drafters' raw distributions (the biased variant)."""
+    if not isinstance(naive, (bool, np.bool_)):
+        raise ValueError(f"naive must be True (review against raw drafter distributions, the biased variant) "
+                         f"or False (exact), got {naive!r}")
+    return bool(naive)
+
+
 def check_method_args(method: str, k=None, lenience=None, drafter: str | None = None, mag_lenience=None) -> None:
     """The checks that need no family: a known method, and only the settings that method uses."""
     check_method_lenience(method, lenience)
+    m = get(method)
     if mag_lenience is not None:
         check_mag_lenience(mag_lenience)
-        if method not in ("csd", "csd-tree"):
+        if not m.lenient:
             raise ValueError(f"mag_lenience={mag_lenience!r} sets lenience on MaG's tokens inside a lenient "
                              f"cascade; method {method!r} has no lenient review: leave it unset, or use "
                              f"method='csd'")
-    if method in ("ar", "medusa") and k is not None:
-        raise ValueError(f"method 'ar' drafts nothing, so it takes no k (got k={k!r}); leave k unset")
-    if drafter is not None and method not in ("sd", "tree-sd"):
+    if not m.takes_k and k is not None:
+        why = "takes no k: its tree budget (tree) sets its draft" if m.is_tree else "drafts nothing, so it takes no k"
+        raise ValueError(f"method {method!r} {why} (got k={k!r}); leave k unset")
+    if drafter is not None and not m.takes_drafter:
         raise ValueError(f"drafter={drafter!r} picks SD's one drafter; method {method!r} takes no drafter: "
                          f"leave it unset, or use method='sd'")
 
@@ -205,25 +224,26 @@ class Plan:
 
     def __post_init__(self):
         check_method(self.method)
-        object.__setattr__(self, "tree", check_tree(self.tree, self.method))
+        object.__setattr__(self, "tree", check_tree_budget(self.tree, self.method))
         object.__setattr__(self, "branch_below", check_branch_below(self.branch_below))
         drafters = tuple(str(d) for d in self.drafters)
-        if "mag" in drafters[:-1]:
+        if MAG in drafters[:-1]:
             raise ValueError("MaG is the bottom of the cascade: it may only be the last drafter")
         k = validate_k(list(self.k), len(drafters)) if drafters else []
         block = self.mag_block
-        if "mag" in drafters:
+        if MAG in drafters:
             if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
                 raise ValueError(f"mag_block (tokens MaG proposes per call) must be an integer >= 1, got {block!r}")
             block = int(block)
         object.__setattr__(self, "drafters", drafters)
         object.__setattr__(self, "k", tuple(tuple(row) for row in k))
-        object.__setattr__(self, "mag_block", block if "mag" in drafters else None)
+        object.__setattr__(self, "mag_block", block if MAG in drafters else None)
         object.__setattr__(self, "lenience", check_lenience(self.lenience))
         object.__setattr__(self, "temperature", check_temperature(self.temperature))
         object.__setattr__(self, "max_new_tokens", check_max_new_tokens(self.max_new_tokens))
         object.__setattr__(self, "seed", check_seed(self.seed))
         object.__setattr__(self, "mag_lenience", check_mag_lenience(self.mag_lenience))
+        object.__setattr__(self, "naive", check_naive(self.naive))
 
     # constructors without a family (theory) ---------------------------------------------
 
@@ -239,7 +259,7 @@ class Plan:
     @classmethod
     def mag(cls, k: int = MAG_BLOCK, mag_block: int = MAG_BLOCK, **run) -> "Plan":
         """MaG alone drafts for the target: ``k`` tokens per review, ``mag_block`` per MaG call."""
-        return cls("mag", ("mag",), ((int(k),),), mag_block=mag_block, **run)
+        return cls("mag", (MAG,), ((int(k),),), mag_block=mag_block, **run)
 
     @classmethod
     def staged(cls, drafters, k, **run) -> "Plan":
@@ -266,11 +286,11 @@ class Plan:
     @property
     def bottom_block(self) -> int:
         """Tokens the bottom drafter proposes per call: MaG's block, or 1 for a neural model."""
-        return self.mag_block if self.drafters and self.drafters[-1] == "mag" else 1
+        return self.mag_block if self.drafters and self.drafters[-1] == MAG else 1
 
     @property
     def neural(self) -> list[str]:
-        return [d for d in self.drafters if d != "mag"]
+        return [d for d in self.drafters if d != MAG]
 
     def with_k(self, k) -> "Plan":
         """The same plan with another K (an int for one drafter)."""
@@ -290,15 +310,16 @@ class Plan:
         return cls(**{**kw, "drafters": tuple(kw.get("drafters") or ()), "k": kw.get("k") or (),
                       "tree": tuple(kw.get("tree") or ())})
 
+
 def make_plan(family, method: str, k=None, lenience=None, drafter: str | None = None, temperature: float = 0.0,
               max_new_tokens: int = 200, seed: int | None = None, naive: bool = False,
               mag_lenience: bool | None = None, task: str | None = None, tree=None,
               branch_below: float | None = None) -> Plan:
-    """Resolve a method and the user's settings on ``family`` into a :class:`Plan`.
+    """Resolve a method (:mod:`csd_lib.engine.methods`) and the user's settings on ``family`` into a :class:`Plan`.
 
-    ``mag_lenience`` (csd only; None: :data:`MAG_LENIENCE`) applies lenience to MaG's tokens too.
-    ``task``: with no ``k``, csd takes ``family.k_for(task)`` and sd ``family.sd_k_for(task)``
-    (the preset's per-task settings, :class:`csd_lib.families.Family`).
+    ``mag_lenience`` (lenient methods only; None: :data:`MAG_LENIENCE`) applies lenience to MaG's tokens too.
+    ``task``: with no ``k``, the method's K for the task (csd ``family.k_for(task)``, sd ``family.sd_k_for(task)``:
+    the preset's per-task settings, :class:`csd_lib.families.Family`).
 
     ``tree`` (tree methods): the tree budget, nodes per depth (None: tree-sd ``TREE_WIDTH`` at each of SD's
     k depths, csd-tree :data:`CSD_TREE`, medusa the nodes per depth of the heads' smallest standard tree);
@@ -308,69 +329,72 @@ def make_plan(family, method: str, k=None, lenience=None, drafter: str | None = 
     ``sd_k``, ``staged_k``, ``default_k`` and ``default_lenience`` (and ``medusa`` for medusa).
     """
     check_method_args(method, k, lenience, drafter, mag_lenience)
+    m = get(method)
     if tree is not None:
-        check_tree(tree, method)
-    if branch_below is not None and method not in ("tree-sd", "csd-tree"):
-        raise ValueError(f"branch_below is where tree-sd and csd-tree drafters branch; method {method!r} "
-                         f"takes none: leave it unset")
-    if method in TREE_METHODS:
-        return _tree_plan(family, method, k, lenience, drafter, temperature, max_new_tokens, seed, naive,
-                          mag_lenience, task, tree, BRANCH_BELOW if branch_below is None else branch_below)
-    if task is not None and k is None:
-        k = family.k_for(task) if method == "csd" else family.sd_k_for(task) if method == "sd" else None
+        check_tree_budget(tree, method)
+    if branch_below is not None and not m.branches:
+        raise ValueError(f"branch_below is where {' and '.join(x for x in names() if get(x).branches)}"
+                         f" drafters branch; method {method!r} takes none: leave it unset")
     run = dict(temperature=check_temperature(temperature), max_new_tokens=check_max_new_tokens(max_new_tokens),
-               seed=check_seed(seed), naive=bool(naive), family=family.name)
-    neural = [d.name for d in family.drafters]
-    if method == "ar":
-        return Plan("ar", **run)
-    if method == "mag":
-        return Plan("mag", ("mag",), _as_k(k, family.mag.n, 1), mag_block=family.mag.n, **run)
-    if method == "sd":
-        if not neural:
-            raise ValueError(f"family '{family.name}' has no neural drafter for method 'sd'")
-        if drafter is not None and drafter not in neural:
-            raise ValueError(f"unknown drafter {drafter!r}; family '{family.name}' has {sorted(neural)}")
-        kk = _as_k(k, family.sd_k, 1)
-        if kk[0][0] < 1:
-            raise ValueError(f"SD needs a draft length k >= 1 (k=0 drafts nothing: that is 'ar'), got k={k!r}")
-        return Plan("sd", (drafter or neural[0],), kk, **run)
-    if method == "staged":
-        if len(neural) < 2:
-            raise ValueError(f"method 'staged' needs two neural drafters; family '{family.name}' has "
-                             f"{len(neural)}; use 'sd' or 'csd'")
-        return Plan("staged", tuple(neural[:2]), validate_k(k if k is not None else family.staged_k, 2), **run)
-    drafters = (*neural, "mag")
-    kk = validate_k(k if k is not None else family.default_k, len(drafters))
-    lam = check_lenience(family.default_lenience if lenience is None else lenience)
-    return Plan("csd", drafters, kk, lam, family.mag.n,
+               seed=check_seed(seed), naive=check_naive(naive), family=family.name)
+    if m.is_tree:
+        _check_tree_family(family, method, m)
+    drafters = _drafters(family, method, m, drafter)
+    if k is None and m.takes_k:
+        k = m.default_k(family, task)
+    kk = (_as_k(k, None, 1) if len(drafters) == 1 else validate_k(k, len(drafters))) if drafters else []
+    if m.min_k and kk[0][0] < m.min_k:
+        raise ValueError(f"{method.upper()} needs a draft length k >= {m.min_k} (k=0 drafts nothing: that is "
+                         f"{REFERENCE!r}), got k={k!r}")
+    lam = check_lenience(family.default_lenience if lenience is None else lenience) if m.lenient else 1.0
+    plan = dict(method=method, drafters=drafters, k=kk, lenience=lam, mag_block=family.mag.n,
                 mag_lenience=MAG_LENIENCE if mag_lenience is None else mag_lenience, **run)
+    if m.is_tree:
+        plan.update(_tree(family, m, plan, tree, BRANCH_BELOW if branch_below is None else branch_below))
+    return Plan(**plan)
 
 
-def _tree_plan(family, method, k, lenience, drafter, temperature, max_new_tokens, seed, naive, mag_lenience,
-               task, tree, branch_below) -> Plan:
-    """:func:`make_plan` for the tree methods: the linear plan it grows from, plus the tree budget."""
+_COUNT = {2: "two", 3: "three"}
+
+
+def _drafters(family, method: str, m, drafter: str | None) -> tuple[str, ...]:
+    """The drafters ``m`` takes from ``family``, largest first (:attr:`Method.neural`, MaG last)."""
+    neural = [d.name for d in family.drafters]
+    if not m.needs(family):
+        raise ValueError(f"family '{family.name}' has no neural drafter for method {method!r}" if m.neural == 1 else
+                         f"method {method!r} needs {_COUNT.get(m.neural, m.neural)} neural drafters; family '{family.name}' has "
+                         f"{len(neural)}; use 'sd' or 'csd'")
+    if drafter is not None and drafter not in neural:
+        raise ValueError(f"unknown drafter {drafter!r}; family '{family.name}' has {sorted(neural)}")
+    picked = neural if m.neural == ALL else [drafter] if drafter is not None else neural[:m.neural]
+    return (*picked, *([MAG] if m.mag else []))
+
+
+def _check_tree_family(family, method: str, m) -> None:
+    """A tree method needs a decoder-only target (and, for the Medusa heads' tree, the heads)."""
     if getattr(family.target, "is_encoder_decoder", False):
         raise ValueError(f"method {method!r} verifies a token tree, which an encoder-decoder (T5) target cannot "
                          f"score in one call (docs/REFERENCE.md, tree attention); family '{family.name}' has one: "
                          f"use a decoder-only family such as tiny-llama, or a linear method")
-    if method == "medusa":
-        heads = getattr(family, "medusa", None)
-        if heads is None:
-            raise ValueError(f"family '{family.name}' has no Medusa heads; train them with `python -m csd_lib.zoo "
-                             f"medusa --family {family.name}` (data/models/{family.name}-medusa)")
-        if tree is None:
-            tree = medusa_budget(heads.trees[min(heads.trees)])
-        plan = make_plan(family, "ar", None, None, None, temperature, max_new_tokens, seed, naive)
-        if len(check_tree(tree, method)) > heads.n_heads:
+    if m.tree == HEADS and getattr(family, "medusa", None) is None:
+        raise ValueError(f"family '{family.name}' has no Medusa heads; train them with `python -m csd_lib.zoo "
+                         f"medusa --family {family.name}` (data/models/{family.name}-medusa)")
+
+
+def _tree(family, m, plan: dict, tree, branch_below: float) -> dict:
+    """The tree settings of a tree method's plan, grown from its chain ``plan`` (:attr:`Method.tree`)."""
+    if m.tree == HEADS:
+        heads = family.medusa
+        tree = medusa_budget(heads.trees[min(heads.trees)]) if tree is None else tree
+        if len(check_tree_budget(tree, m.name)) > heads.n_heads:
             raise ValueError(f"a tree budget {list(tree)} is {len(tree)} deep but the Medusa heads predict "
                              f"{heads.n_heads} tokens ahead; give at most {heads.n_heads} depths")
-        return replace(plan, method=method, tree=tree)
-    if method == "tree-sd":
-        plan = make_plan(family, "sd", k, lenience, drafter, temperature, max_new_tokens, seed, naive, task=task)
-        tree = (TREE_WIDTH,) * plan.k[0][0] if tree is None else check_tree(tree, method)
-        return replace(plan, method=method, k=((len(tree),),), tree=tree, branch_below=branch_below)  # k: the depth
-    plan = make_plan(family, "csd", k, lenience, None, temperature, max_new_tokens, seed, naive, mag_lenience, task)
-    return replace(plan, method=method, tree=CSD_TREE if tree is None else tree, branch_below=branch_below)
+        return {"tree": tree}
+    if m.tree == DRAFTER:
+        tree = (TREE_WIDTH,) * plan["k"][0][0] if tree is None else check_tree_budget(tree, m.name)
+        return {"tree": tree, "k": ((len(tree),),), "branch_below": branch_below}  # k: the depth
+    assert m.tree == CASCADE, m.tree
+    return {"tree": CSD_TREE if tree is None else tree, "branch_below": branch_below}
 
 
 def medusa_budget(paths) -> tuple[int, ...]:

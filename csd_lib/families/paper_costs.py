@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..engine.plan import MAG
 from ..engine.stats import model_size_costs
 
 
@@ -44,5 +45,5 @@ def previous_work_costs(family_name: str, params: dict[str, int] | None = None) 
     if not params or not params.get("target"):
         raise ValueError(f"family {family_name!r} has no previous-work cost table; pass its parameter counts "
                          f"(role -> params, with 'target') to use parameter ratios")
-    costs = {k: v for k, v in model_size_costs(params).items() if k != "mag"}
-    return CostTable({**costs, "mag": 0.0}, "no published per-call costs: parameter-count ratios")
+    costs = {k: v for k, v in model_size_costs(params).items() if k != MAG}
+    return CostTable({**costs, MAG: 0.0}, "no published per-call costs: parameter-count ratios")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engine.plan import MAG
+
 
 def _nan_fill(values: list[float]) -> list[float]:
     """Fill unobserved positions (NaN) from the nearest observed neighbour, left first."""
@@ -77,7 +79,7 @@ def latency_costs(stats: list[dict]) -> dict:
         for n, c in st["calls"].items():
             calls[n] = calls.get(n, 0) + c
             time_[n] = time_.get(n, 0.0) + st["forward_time"].get(n, 0.0)
-    per = {n: time_[n] / calls[n] for n in calls if calls[n] and n != "mag"}
+    per = {n: time_[n] / calls[n] for n in calls if calls[n] and n != MAG}
     costs = {n: v / per["target"] for n, v in per.items()}
-    costs["mag"] = 0.0
+    costs[MAG] = 0.0
     return costs

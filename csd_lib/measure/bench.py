@@ -28,10 +28,11 @@ from tqdm.auto import tqdm
 
 from ..engine.cascade import encode_prompt, generate
 from ..engine.models import CLOCKS
+from ..engine.methods import REFERENCE, find, get, names
 from ..engine.plan import Plan, check_lenience, check_mag_lenience, check_max_new_tokens, make_plan
 from ..fileio import check_output_path, write_atomic
 from .machine import environment
-from .records import ALL_METHODS, HF_METHODS, base_method, other_run, read_records, unpack
+from .records import base_method, is_baseline, other_run, read_records, unpack
 
 SETTINGS = ("k", "lenience", "mag_lenience", "drafters")  # what a method runs with, compared when a results file is resumed
 
@@ -46,12 +47,13 @@ def hf_generate(family, prompt_ids: list[int], method: str, max_new_tokens: int)
     ids = torch.tensor([prompt_ids], device=target.device)  # (1, S)
     kw = dict(max_new_tokens=max_new_tokens, do_sample=False, num_beams=1,
               pad_token_id=family.tokenizer.pad_token_id, attention_mask=torch.ones_like(ids))
-    if method == "hf-assisted":
+    m = find(method)
+    if m is not None and m.assistant:
         if not family.drafters:
-            raise ValueError(f"family '{family.name}' has no drafter for hf-assisted")
+            raise ValueError(f"family '{family.name}' has no drafter for {method}")
         kw["assistant_model"] = family.drafters[0].model
-    elif method == "hf-pld":
-        kw["prompt_lookup_num_tokens"] = 10
+    elif m is not None and m.prompt_lookup:
+        kw["prompt_lookup_num_tokens"] = m.prompt_lookup
     else:
         raise ValueError(f"unknown HF method {method!r}")
     clock = target.meter.clock  # the clock the engine's methods are timed with (see use_clock)
@@ -95,7 +97,7 @@ def run_one(family, prompt: str, method: str, max_new_tokens: int, k=None, lenie
             mag_lenience=None) -> dict:
     """One (example, method) record: token ids, stats and commit times (``k``, ``lenience``, ``mag_lenience``:
     csd's, ``sd_k``: sd's draft length). The HF baselines' commit times come from a streamer on ``generate``."""
-    if method in HF_METHODS:
+    if is_baseline(method):
         return hf_generate(family, encode_prompt(family, prompt), method, max_new_tokens)
     g = generate(family, prompt, base_method(method), **_method_args(method, k, lenience, sd_k, mag_lenience),
                  max_new_tokens=max_new_tokens)
@@ -111,8 +113,9 @@ def _method_args(method: str, k, lenience, sd_k, mag_lenience=None) -> dict:
     K, lenience and mag_lenience, sd (and tree-sd, as its depth) its draft length, ``sd@K`` K."""
     if base_method(method) != method:
         return {"k": int(method.partition("@")[2]), "lenience": None, "mag_lenience": None}
-    csd = method in ("csd", "csd-tree")  # csd-tree's main chain is csd's; tree-sd branches SD's draft
-    return {"k": k if csd else sd_k if method in ("sd", "tree-sd") else None, "lenience": lenience if csd else None,
+    m = get(method)
+    csd = m.lenient  # the cascade's K (csd, and csd-tree's main chain); SD's k (sd, and tree-sd's draft)
+    return {"k": k if csd else sd_k if m.takes_drafter else None, "lenience": lenience if csd else None,
             "mag_lenience": mag_lenience if csd else None}
 
 
@@ -130,7 +133,7 @@ def task_k(family, examples, k=None, sd_k=None) -> tuple:
 
 def method_plan(family, method: str, k=None, lenience=None, sd_k=None, mag_lenience=None) -> Plan | None:
     """The plan ``method`` runs in this bench (None for the HF baselines); a bad K or lenience is a ValueError."""
-    if method in HF_METHODS:
+    if is_baseline(method):
         return None
     return make_plan(family, base_method(method), **_method_args(method, k, lenience, sd_k, mag_lenience))
 
@@ -173,7 +176,7 @@ def resume_problem(records: list[dict], family, examples, methods, max_new_token
         if ex is not None:
             pairs += [("task", r.get("task"), ex.task),
                       (f"example {r['example']}'s source", r.get("source"), ex.source)]
-        if r["method"] in want and r["method"] not in HF_METHODS:
+        if r["method"] in want and not is_baseline(r["method"]):
             have, now = record_settings(r) or {}, want[r["method"]]
             pairs += [(f"{r['method']}'s {key}", have.get(key), now[key]) for key in SETTINGS]
         for what, old, new in pairs:
@@ -369,9 +372,9 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     ``max_new_tokens``, stands in. The run's time is logged from it before the (timed) work starts, as a
     warning for a hub family on the CPU, and the progress bar weighs each run by it.
     """
-    bad = [m for m in methods if base_method(m) not in ALL_METHODS]
+    bad = [m for m in methods if find(base_method(m)) is None]
     if bad:
-        raise ValueError(f"unknown method(s) {bad}; use {', '.join(ALL_METHODS)}, or sd@K (SD at draft length K)")
+        raise ValueError(f"unknown method(s) {bad}; use {', '.join(names())}, or sd@K (SD at draft length K)")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
     check_max_new_tokens(max_new_tokens)  # bad settings fail here, not as an error line per example
@@ -380,8 +383,8 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     if mag_lenience is not None:
         check_mag_lenience(mag_lenience)
     check_clock(clock, family.target.device)
-    if "ar" not in methods:
-        methods = ["ar", *methods]  # the reference for identity and speedups
+    if REFERENCE not in methods:
+        methods = [REFERENCE, *methods]  # the reference for identity and speedups
     k, sd_k = task_k(family, examples, k, sd_k)
     out = Path(out)
     check_output_path(out, "out")  # an existing folder, device or FIFO is refused; a symlink is written through

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from ..engine.cascade import encode_prompt, generate
+from ..engine.methods import REFERENCE
 from ..engine.plan import check_temperature
 from ..engine.review import probs
 
@@ -106,7 +107,7 @@ def greedy_identity(family, prompts, configs: list[dict], max_new_tokens: int = 
     """
     rows = []
     for pi, prompt in enumerate(prompts):
-        ref = generate(family, prompt, "ar", max_new_tokens=max_new_tokens).token_ids
+        ref = generate(family, prompt, REFERENCE, max_new_tokens=max_new_tokens).token_ids
         for cfg in configs:
             cfg = dict(cfg)
             method = cfg.pop("method")

@@ -30,6 +30,7 @@ import torch
 import transformers
 
 from .. import config
+from ..engine.methods import REFERENCE
 from .records import as_records
 
 log = logging.getLogger(__name__)
@@ -107,12 +108,12 @@ def run_fingerprint(records) -> dict | None:
 
     def per_call(name, rs):
         ts = [r.stats["forward_time"][name] / r.stats["calls"][name] for r in rs
-              if r.stats["calls"].get(name) and (r.method == "ar" or "nodes" in r.stats)
+              if r.stats["calls"].get(name) and (r.method == REFERENCE or "nodes" in r.stats)
               and not r.stats.get("nodes", {}).get(name)]
         return float(np.median(ts)) if ts else None
     smallest = max((r.plan.neural for r in recs), key=len)
     drafter = smallest[-1] if smallest else None
-    ref = {"target": per_call("target", [r for r in recs if r.method == "ar"]), "drafter_name": drafter,
+    ref = {"target": per_call("target", [r for r in recs if r.method == REFERENCE]), "drafter_name": drafter,
            "drafter": per_call(drafter, recs) if drafter else None}
     return fingerprint(recs[0].env, ref)
 

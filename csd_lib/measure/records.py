@@ -14,22 +14,29 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from ..engine.generation import inter_token_latencies, time_to_first_token
-from ..engine.plan import ENGINE_METHODS, METHODS, Plan
+from ..engine.methods import find, names
+from ..engine.plan import Plan
 from ..fileio import write_atomic
 
 log = logging.getLogger(__name__)
 
 
-HF_METHODS = ("hf-assisted", "hf-pld")   # transformers' own baselines on the same models
-ALL_METHODS = ENGINE_METHODS + HF_METHODS
-DEFAULT_METHODS = METHODS + HF_METHODS    # a bench's default: the tree methods run when asked for
+HF_METHODS = names(engine=False)          # transformers' own baselines on the same models
+ALL_METHODS = names()                      # the engine's methods, then the baselines (the tables' order)
+DEFAULT_METHODS = names(default=True)      # a bench's default: the tree methods run when asked for
 
 
 def base_method(label: str) -> str:
     """The method a bench label runs: ``sd@K`` is SD at draft length K, beside the run's own ``sd`` (the same run
     compares two draft lengths); every other label is its method."""
     m, at, k = label.partition("@")
-    return m if at and m == "sd" and k.isdigit() and int(k) >= 1 else label
+    return m if at and find(m) and find(m).at_k and k.isdigit() and int(k) >= 1 else label
+
+
+def is_baseline(label: str) -> bool:
+    """Whether a bench label is one of transformers' own baselines (run by :func:`csd_lib.measure.bench.hf_generate`)."""
+    m = find(label)
+    return m is not None and m.baseline
 
 
 @dataclass
@@ -203,7 +210,7 @@ def read_records(path: Path, fix: str = RESUME_FIX) -> list[dict]:
             raise ValueError(f"{path}:{i} is not a results record (no 'example' and 'method'); {fix}")
         for key, kind, ok in (("example", "an integer >= 0", _index(rec["example"])),
                               ("rep", "an integer >= 0", _index(rec.get("rep", 0))),
-                              ("method", "a method name", base_method(rec["method"]) in ALL_METHODS)):
+                              ("method", "a method name", find(base_method(rec["method"])) is not None)):
             if not ok:
                 raise ValueError(f"{path}:{i} has {key} {rec.get(key)!r}, not {kind}; {fix}")
         if "error" not in rec and not isinstance(rec.get("stats"), dict):

@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 
+from ..engine.methods import get
+from ..engine.plan import METHODS
 from ..measure.records import BenchRecord, fastest
 
 
@@ -132,7 +134,7 @@ def swi_chain(s: dict, vert: dict | None, alt: dict | None, key: str = "speedup_
 def prediction_gaps(s: dict) -> dict[str, float]:
     """Per method with a prediction: predicted walltime speedup over the measured median, minus 1."""
     return {m: s[m]["speedup_walltime_predicted"] / s[m]["speedup_walltime_median"] - 1
-            for m in ("sd", "mag", "staged", "csd") if m in s and s[m]["speedup_walltime_predicted"] is not None
+            for m in METHODS if not get(m).ar_like and m in s and s[m]["speedup_walltime_predicted"] is not None
             and not math.isnan(s[m]["speedup_walltime_predicted"])}
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import config
 from ..engine.generation import Generation
-from ..engine.plan import check_lenience
+from ..engine.plan import MAG, check_lenience
 from ..engine.stats import PairStats
 
 
@@ -69,7 +69,7 @@ def paper_k_entries(k, drafters: list[str]) -> list[dict]:
     in the paper), ``value``, ``reviewer`` (who reviews the block that row fills) and
     ``drafter`` (who drafts that segment, helped by the levels below it).
     """
-    levels = list(drafters) + ["mag"]
+    levels = list(drafters) + [MAG]
     n = len(levels)
     if len(k) != n or any(len(row) != n for row in k):
         raise ValueError(f"K must be {n}x{n} for drafters {levels}, got {k}; one row and column per level")
@@ -593,7 +593,7 @@ def replay_lenience(gens, leniences) -> LenienceReplay:
                                  f"(a run made before the log kept them, or a sampling run); rerun it")
 
             def at(lam: float, e=e) -> list[float]:
-                strict = [e.depth == 0 or (who == "mag" and not g.plan.mag_lenience) for who in e.proposers]
+                strict = [e.depth == 0 or (who == MAG and not g.plan.mag_lenience) for who in e.proposers]
                 return [1.0 if s else lam for s in strict]
 
             own = _replayed_prefix(e, at(e.lenience))

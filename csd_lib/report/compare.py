@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..engine.methods import get
 from ..engine.plan import Plan
 from ..engine.stats import call_cost, model_size_costs, swi
 from ..measure.records import ALL_METHODS, fastest
@@ -61,12 +62,13 @@ def plan_label(plan: Plan | None) -> str:
     """A configuration's name from its plan: 'sd, k = 16', 'csd, K = [[4, 5, 10], ...], l = 5', 'mag', 'ar'."""
     if plan is None:
         return "no plan"
-    if plan.method in ("sd", "mag"):
+    m = get(plan.method)
+    if len(plan.drafters) == 1 and not m.is_tree:   # one drafter: its draft length
         return f"{plan.method}, k = {plan.k[0][0]}"
-    if plan.method == "ar":
-        return "ar"
+    if m.ar_like:
+        return plan.method
     k = [list(r) for r in plan.k]
-    return f"{plan.method}, K = {k}" + (f", l = {plan.lenience:g}" if plan.method == "csd" else "")
+    return f"{plan.method}, K = {k}" + (f", l = {plan.lenience:g}" if m.lenient and not m.is_tree else "")
 
 
 def bench_run(records, method: str, costs: str = "model size", label: str | None = None) -> Run | None:

@@ -8,6 +8,7 @@ the lenience itself accepts; which reviews can loosen at all is read from the pl
 """
 from __future__ import annotations
 
+from ..engine.methods import CSD
 from ..engine.lenience import leniency_says, pair_lenience
 from .claims import replay_lenience
 
@@ -21,8 +22,8 @@ def _totals(g) -> dict[str, tuple[int, int]]:
 
 
 def _check(strict, loose) -> None:
-    if strict.plan.method != "csd" or loose.plan.method != "csd":
-        raise ValueError(f"compare two csd runs, got {strict.plan.method} and {loose.plan.method}")
+    if strict.plan.method != CSD.name or loose.plan.method != CSD.name:
+        raise ValueError(f"compare two {CSD.name} runs, got {strict.plan.method} and {loose.plan.method}")
     if strict.plan.lenience != 1.0 or loose.plan.lenience <= 1.0:
         raise ValueError(f"the first run must be strict (l = 1) and the second lenient (l > 1), got "
                          f"l = {strict.plan.lenience:g} and l = {loose.plan.lenience:g}")

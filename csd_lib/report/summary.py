@@ -12,7 +12,8 @@ import math
 
 import numpy as np
 
-from ..engine.plan import TREE_METHODS
+from ..engine.methods import SD
+from ..engine.plan import MAG, TREE_METHODS
 from ..engine.stats import branch_rates, model_size_costs, swi
 from ..families.paper_costs import previous_work_costs
 from ..measure.machine import describe_fingerprint, run_fingerprint
@@ -104,7 +105,7 @@ def _call_stats(recs: dict[int, BenchRecord], toks: int, wall: float) -> dict:
                 speedup_swi_ms=swi(toks, calls, ms), speedup_swi_pw=swi(toks, calls, pw),
                 outside_share=(wall - fwd) / wall if wall else float("nan"),
                 forward_time_per_call={n: sum(x["forward_time"].get(n, 0) for x in st) / c
-                                       for n, c in calls.items() if n != "mag" and c})
+                                       for n, c in calls.items() if n != MAG and c})
 
 
 def mag_share(records, method: str, kinds=("mag-match", "mag-bigram")) -> float:
@@ -174,10 +175,10 @@ def latency_cell(st: dict | None, key: str) -> str:
 
 def method_order(summary: dict) -> list[str]:
     """The summary's methods in the table's order (``ALL_METHODS``), each ``sd@K`` (SD at another k) after ``sd``."""
-    alts = sorted((m for m in summary if m not in ALL_METHODS and base_method(m) == "sd"),
+    alts = sorted((m for m in summary if m not in ALL_METHODS and base_method(m) == SD.name),
                   key=lambda m: int(m.partition("@")[2]))
-    return [x for m in ALL_METHODS if m in summary for x in ([m] + alts if m == "sd" else [m])] + \
-        [m for m in alts if "sd" not in summary]
+    return [x for m in ALL_METHODS if m in summary for x in ([m] + alts if m == SD.name else [m])] + \
+        [m for m in alts if SD.name not in summary]
 
 
 def format_table(summary: dict) -> str:

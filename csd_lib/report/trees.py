@@ -15,6 +15,7 @@ import numpy as np
 from .. import config
 from ..engine.cascade import generate
 from ..engine.generation import Event, Generation
+from ..engine.methods import CSD, CSD_TREE, SD
 from ..measure.records import as_records, base_method, fastest, read_records, stored
 from ..price.predict import round_price
 from .bench_stats import pair_ratio, ratios
@@ -159,10 +160,11 @@ def table3_differences(records) -> dict[str, Difference]:
     walltime speedup over AR (only the pairs whose methods both ran)."""
     ran = {r.method for r in as_records(records) if r.ok}
     out = {}
-    for b in ("csd", "sd"):
-        if {"csd-tree", b} <= ran:
-            out[f"csd-tree-vs-{b}-tokens-per-target-call"] = method_difference(records, "csd-tree", b)
-            out[f"csd-tree-vs-{b}-speedup"] = speedup_difference(records, "csd-tree", b)
+    tree = CSD_TREE.name
+    for b in (CSD.name, SD.name):
+        if {tree, b} <= ran:
+            out[f"{tree}-vs-{b}-tokens-per-target-call"] = method_difference(records, tree, b)
+            out[f"{tree}-vs-{b}-speedup"] = speedup_difference(records, tree, b)
     return out
 
 
@@ -192,7 +194,7 @@ def best_sd_label(records) -> str | None:
     """The SD of a run with the highest median per-example speedup over AR, among ``sd`` and ``sd@K`` (SD at another
     draft length in the same run); None when no SD ran."""
     best = fastest(as_records(records))
-    sds = [m for m in best if base_method(m) == "sd"]
+    sds = [m for m in best if base_method(m) == SD.name]
     med = {m: float(np.median(list(ratios(best, m).values()) or [math.nan])) for m in sds}
     return max(sds, key=lambda m: -math.inf if math.isnan(med[m]) else med[m]) if sds else None
 
@@ -203,7 +205,7 @@ def _sd_k(records, label: str):
 
 def _sd_name(records, label: str) -> str:
     """'the best SD (k = 2; SD ran at k = 16, 2)'."""
-    sds = dict.fromkeys(r.method for r in as_records(records) if base_method(r.method) == "sd")
+    sds = dict.fromkeys(r.method for r in as_records(records) if base_method(r.method) == SD.name)
     ks = ", ".join(str(_sd_k(records, m)) for m in sds)
     return f"the best SD (k = {_sd_k(records, label)}" + (f"; SD ran at k = {ks})" if len(sds) > 1 else ")")
 
@@ -220,8 +222,8 @@ def table3_goals(records) -> list[tuple[str, str, str, bool | None, str]]:
     for other, name in ((sd, _sd_name(records, sd) if sd else "SD"), ("csd", "CS Drafting"), ("medusa", "Medusa")):
         goal = f"CS Drafting + tree over {name}: median per-example walltime ratio"
         need = f">= {TREE_GOAL}x, lower CI >= {TREE_GOAL_LO}" if other == sd else "> 1x beyond the 95% interval"
-        if "csd-tree" not in ran or other not in ran:
-            missing = "CS Drafting + tree" if "csd-tree" not in ran else name.split(" (")[0]
+        if CSD_TREE.name not in ran or other not in ran:
+            missing = "CS Drafting + tree" if CSD_TREE.name not in ran else name.split(" (")[0]
             out.append((goal, "-", need, None, f"{missing} did not run in this file"))
             continue
         r, (lo, hi) = pair_ratio(records, other, "csd-tree")  # other's walltime over csd-tree's

@@ -5,19 +5,21 @@ import tempfile
 from pathlib import Path
 
 from ..engine.cascade import generate
+from ..engine.methods import get
+from ..engine.plan import METHODS
 from ..families.family import load_family
 from ..families.tasks import load_task
 from ..measure.bench import run_bench
 from ..report.summary import format_table, summarize
 from ..viz import trace_text
 
-DEMO_METHODS = ["ar", "sd", "mag", "staged", "csd"]
+DEMO_METHODS = list(METHODS)
 
 
 def run_demo(family_name: str = "tiny-t5", n_prompts: int = 5, max_new_tokens: int = 128) -> dict:
     """Print the identity check, a coloured CSD trace and the speed table; return the summary."""
     fam = load_family(family_name)
-    methods = [m for m in DEMO_METHODS if m != "staged" or len(fam.drafters) >= 2]
+    methods = [m for m in DEMO_METHODS if get(m).runs_on(fam)]
     examples = load_task(fam.task, "test", n_prompts)
     print(f"family {fam.name}: target {fam.target.n_params / 1e6:.1f}M params, drafters "
           + ", ".join(f"{d.name} {d.n_params / 1e6:.2f}M" for d in fam.drafters)

@@ -24,6 +24,7 @@ import html
 import re
 
 from ..engine.cascade import generate
+from ..engine.methods import CSD_TREE, REFERENCE, find, get
 from ..engine.plan import MAG_LENIENCE, METHODS, validate_k
 from ..report.trees import takes_trees
 from ..families.tasks import TASKS, load_task
@@ -37,10 +38,6 @@ DEFAULT_PROMPT = ("Reason the math question below step by step. Question: Mia ha
 # this temperature 5 of 5 seeds give text different from greedy on the default prompt
 # of tiny-t5 and tiny-llama (measured for the panel's 64 new tokens).
 SAMPLE_TEMPERATURE = 2.0
-
-# Methods that K, lenience and the MaG rule apply to: the cascade, linear or as a tree.
-CASCADE_METHODS = ("csd", "csd-tree")
-
 
 @functools.cache
 def _k_cell_class():
@@ -102,7 +99,7 @@ def parse_k(texts: list[list[str]]) -> list[list[int]]:
 
 def panel_methods(fam) -> list[str]:
     """The panel's methods for ``fam``: the linear ones, and ``csd-tree`` where the target takes a token tree."""
-    return list(METHODS) + (["csd-tree"] if takes_trees(fam) else [])
+    return list(METHODS) + ([CSD_TREE.name] if takes_trees(fam) else [])
 
 
 def method_note(fam) -> str:
@@ -214,8 +211,8 @@ class LivePanel:
         import ipywidgets as w  # notebook-only: imported when a panel is built
         if method not in panel_methods(fam):
             raise ValueError(f"unknown method {method!r} for family {fam.name!r}; use one of "
-                             f"{', '.join(panel_methods(fam))}" + (" (csd-tree needs a decoder-only target)"
-                                                                   if method == "csd-tree" else ""))
+                             f"{', '.join(panel_methods(fam))}" + (f" ({method} needs a decoder-only target)"
+                                                                   if find(method) and find(method).is_tree else ""))
         self.fam = fam
         self.runs, self.last, self.previous, self.last_cfg = 0, None, None, None
         self.tree_figure, self.tree_key = None, None
@@ -353,7 +350,7 @@ class LivePanel:
     def _config(s: dict) -> dict:
         """What the readouts name of a run's settings (K, lenience and the MaG rule for the cascade methods only)."""
         cfg = dict(method=s["method"])
-        if s["method"] in CASCADE_METHODS:
+        if get(s["method"]).lenient:
             cfg.update(K=s["k"], lenience=s["lenience"], mag_lenience=s["mag_lenience"])
         cfg["decoding"] = "greedy" if s["temperature"] == 0 else f"temperature {s['temperature']:g}, seed {s['seed']}"
         cfg["max_new_tokens"] = s["max_new_tokens"]
@@ -362,13 +359,13 @@ class LivePanel:
     def _generate(self, s: dict):
         """The run of settings ``s`` and greedy AR on the same prompt and length (AR cached)."""
         kw = dict(k=s["k"], lenience=s["lenience"], mag_lenience=s["mag_lenience"]) \
-            if s["method"] in CASCADE_METHODS else {}
+            if get(s["method"]).lenient else {}
         g = generate(self.fam, s["prompt"], s["method"], temperature=s["temperature"], seed=s["seed"],
                      max_new_tokens=s["max_new_tokens"], **kw)
         key = (s["prompt"], s["max_new_tokens"])
         if key not in self._ar_cache:
-            self._ar_cache[key] = g if (s["method"] == "ar" and s["temperature"] == 0) else \
-                generate(self.fam, s["prompt"], "ar", max_new_tokens=s["max_new_tokens"])
+            self._ar_cache[key] = g if (s["method"] == REFERENCE and s["temperature"] == 0) else \
+                generate(self.fam, s["prompt"], REFERENCE, max_new_tokens=s["max_new_tokens"])
         return g, self._ar_cache[key]
 
     def update(self, change=None):

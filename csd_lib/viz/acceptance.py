@@ -1,6 +1,7 @@
 """Acceptance and forward-call figures (notebooks 01 and 03)."""
 from __future__ import annotations
 
+from ..engine.plan import MAG
 from ..engine.stats import PairStats
 from .palette import LEVEL_COLORS, SERIES_SYMBOLS, bar_pattern, level_color, level_pattern, model_color, series_style
 
@@ -92,15 +93,15 @@ def calls_figure(gens: dict, title: str = "forward calls per model"):
         for k in c:
             if k not in names:
                 names.append(k)
-    order = [k for k in ("target", "base", "small", "mag") if k in names] + \
-        [k for k in names if k not in ("target", "base", "small", "mag")]
+    order = [k for k in ("target", "base", "small", MAG) if k in names] + \
+        [k for k in names if k not in ("target", "base", "small", MAG)]
     fig = go.Figure()
     labels = list(gens)
     ticks = [_wrap_label(lab) for lab in labels]
     for k in order:
         ys = [calls[lab].get(k, 0) for lab in labels]
         col = model_color(k)
-        fig.add_bar(name=k + (" (free)" if k == "mag" else ""), x=ticks, y=ys,
+        fig.add_bar(name=k + (" (free)" if k == MAG else ""), x=ticks, y=ys,
                     marker=dict(color=col, line=dict(color="#000000", width=1), pattern=bar_pattern(level_pattern(k), col)),
                     text=ys, textposition="outside", textangle=0, textfont=dict(size=9), cliponaxis=False)
     tpc = [sum(g.stats.n_tokens for g in _runs(gens[lab])) / max(1, calls[lab].get("target", 0)) for lab in labels]

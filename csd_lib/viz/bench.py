@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engine.methods import REFERENCE
+from ..engine.methods import label as method_label
 from ..measure.records import ALL_METHODS, fastest
 from .palette import OKABE_ITO, bar_pattern, series_style
 
@@ -14,13 +16,13 @@ def bench_figure(summary: dict, title: str = "speedup over AR"):
     figure reads in greyscale.
     """
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn
-    methods = [m for m in summary if m != "ar"]
+    methods = [m for m in summary if m != REFERENCE]
     fig = go.Figure()
     for i, (key, label) in enumerate((("speedup_walltime", "walltime (measured)"),
                                       ("speedup_swi_ms", "SWI model-size"), ("speedup_swi_pw", "SWI previous-work"))):
         st = series_style(i)
         ys = [summary[m].get(key) for m in methods]
-        fig.add_bar(name=label, x=methods, y=ys, marker=dict(color=st["color"], line=dict(color="#000000", width=1),
+        fig.add_bar(name=label, x=[method_label(m) for m in methods], y=ys, marker=dict(color=st["color"], line=dict(color="#000000", width=1),
                                                               pattern=bar_pattern(st["pattern"], st["color"])),
                     text=[f"{v:.2f}" if v is not None else "" for v in ys], textposition="outside",
                     textfont=dict(size=10), cliponaxis=False)
@@ -86,7 +88,7 @@ def itl_figure(records, methods=None, title: str = "inter-token latency"):
         ttft = float(np.median([r.ttft for r in recs])) * 1e3
         st = series_style(i)
         cdf = np.arange(1, gaps.size + 1) / gaps.size
-        fig.add_scatter(x=gaps, y=cdf, mode="lines+markers", name=f"{m} (TTFT median {ttft:.1f} ms)",
+        fig.add_scatter(x=gaps, y=cdf, mode="lines+markers", name=f"{method_label(m)} (TTFT median {ttft:.1f} ms)",
                         line=dict(color=st["color"], dash=st["dash"], shape="hv", width=2),
                         marker=dict(symbol=st["symbol"], color=st["color"], size=6, maxdisplayed=12))
     fig.update_layout(title=title, xaxis_title="inter-token latency (ms; 0: in the same block as the token before)",

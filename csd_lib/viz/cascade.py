@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.lenience import lenience_note, lenience_word, token_lenience
-from ..engine.plan import MAG_LENIENCE, check_lenience, check_mag_lenience, validate_k
+from ..engine.plan import MAG, MAG_LENIENCE, check_lenience, check_mag_lenience, validate_k
 from .palette import SEQUENTIAL_SCALE, bar_pattern, level_pattern, model_color, proposer_color, text_color
 
 
@@ -24,7 +24,7 @@ def planned_coverage(k, drafters: list[str], reviewer: str = "target") -> list[d
     rows = []
     reviewers = [reviewer] + list(drafters[:-1])
     for i in range(n):
-        if i > 0 and drafters[i - 1] == "mag":
+        if i > 0 and drafters[i - 1] == MAG:
             break
         start = 0
         for j in range(i, n):
@@ -80,7 +80,7 @@ def coverage_figure(events, depth: int = 0, max_pos: int | None = 30, title: str
     cov = coverage_from_events(events, depth, max_pos)
     n = max((len(v) for v in cov.values()), default=0)
     tot = [sum(cov[w][i] for w in cov) for i in range(n)]
-    order = [w for w in ("base", "small", "mag") if w in cov] + [w for w in cov if w not in ("base", "small", "mag")]
+    order = [w for w in ("base", "small", MAG) if w in cov] + [w for w in cov if w not in ("base", "small", MAG)]
     fig = go.Figure()
     for w in order:
         col = proposer_color(w)
@@ -209,7 +209,7 @@ def cascade_tree(k=None, drafters: list[str] | None = None, lenience: float | No
     n = len(names)
     if n == 0:
         raise ValueError("the cascade needs at least one drafter (AR has no tree to draw)")
-    if "mag" in names[:-1]:
+    if MAG in names[:-1]:
         raise ValueError(f"MaG is the bottom of the cascade: 'mag' may only be the last drafter, got {names}")
     K = validate_k(k, n)
     nodes: list[dict] = []
@@ -223,7 +223,7 @@ def cascade_tree(k=None, drafters: list[str] | None = None, lenience: float | No
 
     def expand(node_id: int, i: int) -> None:
         """Children of reviewer ``i`` (-1 = target): drafters i+1.. with row i+1."""
-        if i + 1 >= n or (i >= 0 and names[i] == "mag"):
+        if i + 1 >= n or (i >= 0 and names[i] == MAG):
             return
         thr = 0
         for j in range(i + 1, n):
@@ -242,7 +242,7 @@ def _tree_rows(nodes, K, names, target, lam, mag_lenience) -> list[dict]:
     rows = []
     for r in range(len(names)):
         reviewer = target if r == 0 else names[r - 1]
-        if reviewer == "mag" or not any(nd["level"] == r and not nd["skipped"] for nd in nodes):
+        if reviewer == MAG or not any(nd["level"] == r and not nd["skipped"] for nd in nodes):
             continue
         thresholds = [sum(K[r][r:j + 1]) for j in range(r, len(names))]
         leniences = {d: token_lenience(d, lam, mag_lenience, r == 0) for d, b in zip(names[r:], K[r][r:]) if b > 0}
@@ -343,7 +343,7 @@ def cascade_tree_figure(k=None, drafters: list[str] | None = None, lenience: flo
         fig.add_annotation(x=width + 0.6, y=r["level"], xanchor="left", showarrow=False, align="left",
                            text=f"<b>{r['reviewer']}</b> reviews with K[{r['row']}] = {r['budgets']} ({how}):"
                                 f"<br>{parts}", font=dict(size=11))
-    if tree["drafters"][-1] == "mag":
+    if tree["drafters"][-1] == MAG:
         fig.add_annotation(x=width + 0.6, y=n_levels - 1, xanchor="left", showarrow=False, align="left",
                            font=dict(size=11), text="<b>mag</b>: Max-Gram, no model, never reviews")
     fig.update_layout(

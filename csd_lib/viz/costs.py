@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engine.methods import REFERENCE
 from ..price.costmodel import CostModel
 from ..price.ratio import paper_ratios
 from ..report.summary import predicted_vs_measured
@@ -50,7 +51,7 @@ def prediction_figure(records: list[dict], cost_model: CostModel, title: str = "
 def time_share_figure(records: list[dict], cost_model: CostModel, title: str = ""):
     """Stacked bars: the share of each method's predicted time that each model takes (where the time goes)."""
     import plotly.graph_objects as go  # optional dependency (figures)
-    pv = {m: v for m, v in predicted_vs_measured(records, cost_model).items() if m != "ar"}
+    pv = {m: v for m, v in predicted_vs_measured(records, cost_model).items() if m != REFERENCE}
     names = list(dict.fromkeys(n for v in pv.values() for n in v["cost_share"]))
     fig = go.Figure([go.Bar(name=n, x=list(pv), y=[100 * v["cost_share"].get(n, 0.0) for v in pv.values()],
                             marker=dict(color=model_color(n), line=dict(color="#000000", width=1),

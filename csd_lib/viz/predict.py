@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..engine.mag import MATCH
+from ..engine.methods import SD
 from .palette import LEVEL_COLORS, OKABE_ITO, SERIES_DASHES, SERIES_SYMBOLS, level_color
 
 
@@ -16,7 +17,7 @@ def forecast_figure(res: dict, title: str | None = None):
     fig = go.Figure()
     series = {}
     for r in res["rows"]:
-        if r["method"] == "sd":
+        if r["method"] == SD.name:
             series.setdefault((f"SD, {r['drafter']} drafts", r["drafter"], "solid"), []).append(r)
         elif r["method"] == "vertical":
             series.setdefault(("vertical: largest drafter + MaG", MATCH, "dash"), []).append(r)

@@ -8,6 +8,8 @@ import sys
 
 import torch
 
+from csd_lib.engine.methods import MEDUSA
+
 
 def _stop_time(text: str | None) -> float | None:
     """'HH:MM' (UTC, today) as a time.time() value."""
@@ -56,7 +58,7 @@ def main(argv=None):
     p = sub.add_parser("bench-speed", help="time a few training steps of each preset")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--names", nargs="*")
-    p = sub.add_parser("medusa", help="train Medusa-1 heads on a family's target (data/models/<family>-medusa/)")
+    p = sub.add_parser(MEDUSA.name, help="train Medusa-1 heads on a family's target (data/models/<family>-medusa/)")
     p.add_argument("--family", required=True)
     p.add_argument("--steps", type=int, default=8000, help="training steps (more continues a finished run)")
     p.add_argument("--heads", type=int, default=4)
@@ -91,7 +93,7 @@ def main(argv=None):
         (RUNS_DIR / args.only / "snapshots.json").write_text(json.dumps(rows, indent=1) + "\n")
     elif args.cmd == "bench-speed":
         T.bench_speed(args.names)
-    elif args.cmd == "medusa":
+    elif args.cmd == MEDUSA.name:  # heads for the medusa method
         import logging
         from csd_lib.zoo.medusa import run_family
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")

@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 from csd_lib import config
+from csd_lib.engine.methods import CSD, MAG_ALONE
 from csd_lib.families import tasks
 from csd_lib.measure import curves
 from csd_lib.zoo.recipes import FAMILY_RECIPES, family_models
@@ -324,7 +325,7 @@ def _mag_rows(family_name: str, results_dir: Path = config.RESULTS_DIR) -> list[
     rows = []
     for t in TASK_NAMES:
         recs = read_records(Path(results_dir) / f"{family_name}-{t}.jsonl")
-        if not {"mag", "csd"} <= {r["method"] for r in recs}:
+        if not {MAG_ALONE.name, CSD.name} <= {r["method"] for r in recs}:
             continue
         s = summarize(recs)
         csd, match, bigram = (mag_share(recs, "csd", kinds) for kinds in

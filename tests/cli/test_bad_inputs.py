@@ -102,6 +102,8 @@ CASES = [
     Case("api-ar-k", "method 'ar' drafts nothing, so it takes no k", api=gen(method="ar", k=3)),
     Case("api-ar-k-not-json", "method 'ar' drafts nothing, so it takes no k", api=gen(method="ar", k="[[1,")),
     Case("api-sd-k-zero", "SD needs a draft length k >= 1", api=gen(method="sd", k=0)),
+    Case("api-naive-not-bool", "naive must be True (review against raw drafter distributions, the biased variant) "
+         "or False (exact), got 'yes'", api=gen(naive="yes")),
     Case("api-sd-k-zero-matrix", "SD needs a draft length k >= 1", api=gen(method="sd", k=[[0]])),
     *[Case(f"api-drafter-{m}", f"method '{m}' takes no drafter", api=gen(method=m, drafter="small"))
       for m in ("ar", "mag", "staged", "csd")],
@@ -169,6 +171,10 @@ CASES = [
     Case("cli-ar-k-not-json", "method 'ar' drafts nothing, so it takes no k",
          argv=("generate", "--method", "ar", "--k", "[[1,", "--prompt", "x"), code=2),
     Case("cli-no-prompt", "give exactly one of --prompt TEXT or --prompts-file", argv=("generate",), code=2),
+    Case("cli-k-for-medusa", "method 'medusa' takes no k: its tree budget (tree) sets its draft (got k='[[3]]')",
+         argv=("generate", "--method", "medusa", "--k", "[[3]]", "--prompt", "x"), code=2),
+    Case("cli-tree-not-json", "bad tree budget 'wide': the tree budget is the most nodes per depth",
+         argv=("generate", "--method", "csd-tree", "--tree", "wide", "--prompt", "x"), code=2),
     Case("cli-k-for-ar", "method 'ar' drafts nothing, so it takes no k (got k='[[3]]')",
          argv=("generate", "--method", "ar", "--k", "[[3]]", "--prompt", "x"), code=2),
     Case("cli-device-bogus", "argument --device: 'bogus' is not a torch device; use cpu, cuda, cuda:N or mps",

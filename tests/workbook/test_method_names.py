@@ -1,0 +1,75 @@
+"""No method name is compared as a string outside the method registry (csd_lib/engine/methods.py).
+
+Every module of ``csd_lib`` and every ``scripts/*.py`` is parsed with ``ast``. A comparison (``==``, ``!=``,
+``in``, ``not in``, ``<=``, ...) with a string literal that names a registered method, also inside a tuple, list
+or set literal, and a ``match`` case on one, fail: code asks the registry for a trait
+(``get(plan.method).lenient``), or names one method through its object (``CSD.name``) or ``REFERENCE``.
+MaG's drafter name is ``csd_lib.engine.plan.MAG``, which keeps drafter comparisons off the method ``mag``.
+"""
+import ast
+from pathlib import Path
+
+from csd_lib.engine import methods
+
+ROOT = Path(__file__).resolve().parents[2]
+REGISTRY = "csd_lib/engine/methods.py"
+# price/ is being reshaped on another branch; the lead converts it at the merge and empties this.
+NOT_YET = ("csd_lib/price/",)
+
+
+def _strings(node):
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        yield node.value
+    elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        for e in node.elts:
+            yield from _strings(e)
+
+
+def compared_names(source: str, names) -> list[tuple[int, str]]:
+    """(line, name) of every method name compared as a string literal in ``source``."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            found = [s for side in (node.left, *node.comparators) for s in _strings(side)]
+        elif isinstance(node, ast.match_case):
+            found = [s for p in ast.walk(node.pattern) if isinstance(p, ast.MatchValue) for s in _strings(p.value)]
+        else:
+            continue
+        out += [(node.lineno if hasattr(node, "lineno") else node.pattern.lineno, s) for s in found if s in names]
+    return out
+
+
+def _files() -> list[Path]:
+    files = sorted((ROOT / "csd_lib").rglob("*.py")) + sorted((ROOT / "scripts").glob("*.py"))
+    return [f for f in files if f.relative_to(ROOT).as_posix() != REGISTRY
+            and not f.relative_to(ROOT).as_posix().startswith(NOT_YET)]
+
+
+def test_no_method_name_is_compared_as_a_string():
+    names = set(methods.names())
+    bad = [f"{f.relative_to(ROOT)}:{line}: {name!r}" for f in _files()
+           for line, name in compared_names(f.read_text(encoding="utf-8"), names)]
+    assert bad == [], "ask the method registry (csd_lib/engine/methods.py) instead: " + ", ".join(bad)
+
+
+def test_the_checker_sees_every_form():
+    names = {"csd", "ar"}
+    src = """
+if m == "csd": pass
+if m in ("ar", "x"): pass
+if {"csd"} <= s: pass
+if "ar" not in ms: pass
+match m:
+    case "csd": pass
+    case "other": pass
+if m == CSD.name or m == "csd2" or m == REFERENCE: pass
+d = {"csd": 1}
+f(method="ar")
+"""
+    assert compared_names(src, names) == [(2, "csd"), (3, "ar"), (4, "csd"), (5, "ar"), (7, "csd")]
+
+
+def test_the_registry_and_not_yet_are_the_only_files_left_out():
+    left = {f.relative_to(ROOT).as_posix() for f in (ROOT / "csd_lib").rglob("*.py")} - \
+        {f.relative_to(ROOT).as_posix() for f in _files()}
+    assert all(f == REGISTRY or f.startswith(NOT_YET) for f in left) and REGISTRY in left
