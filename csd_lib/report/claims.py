@@ -98,6 +98,7 @@ N_FLIPS = 9999            # random sign flips above EXACT_FLIPS prompts (a Monte
 N_DRAWS = 4000            # uniform-spacing draws of Gaffke's interval (values with known bounds)
 TOO_FEW = "too few prompts to decide"
 NOT_CHECKED = "not checked: random weights"  # a claim about trained models, on a family with random weights
+NOT_THIS_TIME = "not this time"  # a live run that disagrees with a claim: printed, never raised
 # Directions of a Difference (``Difference.verdict``) and verdicts of a claim with an expected direction.
 HIGHER, LOWER, SAME, FEW, UNDEFINED = "higher", "lower", "no difference", "too few", "undefined"
 HOLDS, BROKEN, UNSETTLED = "holds", "broken", "not settled"
@@ -186,36 +187,35 @@ class Difference:
 
 def expect(d: Difference, expected: int, what: str, family=None, claim: str | None = None,
            notebook: str | None = None, data: dict | None = None) -> str:
-    """Assert a claim with a direction: raise ``AssertionError('claim broken: ...')`` when ``d`` is beyond
-    the noise opposite to ``expected`` (+1 higher, -1 lower). Returns the verdict (``Difference.claim``);
-    ``not settled``, ``too few`` and ``undefined`` pass: they neither support nor break the claim.
-    With a ``family`` whose weights are random (:attr:`Family.random_weights`) nothing is asserted:
-    the verdict is :data:`NOT_CHECKED`. With ``claim`` and ``notebook`` the verdict is written to the
-    ledger first (:func:`record`, with ``expected``; ``data`` as there)."""
+    """The verdict of a claim with a direction on this run, to print; never raises.
+
+    ``holds`` when ``d`` is beyond the noise in the ``expected`` direction (+1 higher, -1 lower);
+    ``not this time: WHAT (interval)`` when it is beyond the noise the other way: a live run on a few
+    prompts illustrates a lesson and may disagree with the evidence, it does not stop the notebook;
+    else ``not settled``, ``too few`` or ``undefined``. On a family with random weights
+    (:attr:`Family.random_weights`) the verdict is :data:`NOT_CHECKED`. With ``claim`` and ``notebook``
+    the verdict is written to the ledger (:func:`record`, with ``expected``; ``data`` as there)."""
     _record_checked(claim, d, notebook, family, data, expected=expected)
     if family is not None and family.random_weights:
         return NOT_CHECKED
     v = d.claim(expected)
-    if v == BROKEN:
-        raise AssertionError(f"claim broken: {what}: {d.says()}")
-    return v
+    return f"{NOT_THIS_TIME}: {what} ({d.interval()})" if v == BROKEN else v
 
 
 def holds(condition: bool, what: str, family=None, claim: str | None = None, notebook: str | None = None,
           data: dict | None = None) -> str:
-    """Assert a claim that needs trained weights: ``'holds'``, or ``AssertionError('claim broken: what')``.
+    """The verdict of a claim about trained models on this run, to print; never raises.
 
-    On a family with random weights (shadow checkpoints, toy models) nothing is asserted and the
-    verdict is :data:`NOT_CHECKED`, so a notebook runs to its last cell on a shadowed real family.
-    Laws (identity with AR, exact sampling) are asserted directly, never through this. With ``claim``
-    and ``notebook`` the verdict is written to the ledger first (:func:`record`; ``data`` as there).
+    ``'holds'``, or ``'not this time: WHAT'`` when ``condition`` is false: a live statistic illustrates,
+    it never stops a notebook. Laws (identity with AR, exact sampling, lenience never rejecting what
+    the strict review accepts) are asserted directly, never through this. On a family with random
+    weights (shadow checkpoints, toy models) the verdict is :data:`NOT_CHECKED`. With ``claim`` and
+    ``notebook`` the verdict is written to the ledger (:func:`record`; ``data`` as there).
     """
     _record_checked(claim, bool(condition), notebook, family, data, what=what)
     if family is not None and family.random_weights:
         return NOT_CHECKED
-    if not condition:
-        raise AssertionError(f"claim broken: {what}")
-    return HOLDS
+    return HOLDS if condition else f"{NOT_THIS_TIME}: {what}"
 
 
 def _record_checked(claim, value, notebook, family, data, expected=None, what: str = "") -> None:

@@ -177,8 +177,8 @@ def test_verdicts_claims_and_the_assert_helper():
     assert (up.verdict, flat.verdict) == ("higher", "no difference")
     assert (up.claim(+1), up.claim(-1), flat.claim(-1)) == ("holds", "broken", "not settled")
     assert expect(up, +1, "x") == "holds" and expect(flat, -1, "x") == "not settled"
-    with pytest.raises(AssertionError, match=r"claim broken: lenience lowered it: higher \(\+3\.500"):
-        expect(up, -1, "lenience lowered it")
+    # a live run that disagrees is printed, never raised
+    assert expect(up, -1, "lenience lowered it") == "not this time: lenience lowered it (+3.500 [+1.000, +6.000], 95% interval over n = 6 prompts)"
     with pytest.raises(ValueError, match="expected must be"):
         up.claim(0)
     few = paired_difference([1, 2], [0, 0])
@@ -209,15 +209,12 @@ def test_claims_that_need_trained_weights_are_not_checked_on_random_weights():
     assert toy.random_weights and not tiny.random_weights
     assert holds(False, "drafts are accepted", family=toy) == NOT_CHECKED
     assert holds(True, "drafts are accepted", family=tiny) == "holds"
-    with pytest.raises(AssertionError, match="claim broken: drafts are accepted"):
-        holds(False, "drafts are accepted", family=tiny)
-    with pytest.raises(AssertionError, match="claim broken"):
-        holds(False, "drafts are accepted")  # no family: always checked
+    assert holds(False, "drafts are accepted", family=tiny) == "not this time: drafts are accepted"
+    assert holds(False, "drafts are accepted") == "not this time: drafts are accepted"  # no family: judged
     lower = paired_difference([0.1, 0.2, 0.1, 0.15], [0.5, 0.6, 0.55, 0.5])
     assert expect(lower, -1, "a lower rate", family=tiny) == "holds"
     assert expect(lower, +1, "a higher rate", family=toy) == NOT_CHECKED
-    with pytest.raises(AssertionError, match="claim broken: a higher rate"):
-        expect(lower, +1, "a higher rate", family=tiny)
+    assert expect(lower, +1, "a higher rate", family=tiny).startswith("not this time: a higher rate (-")
 
 
 def test_bounded_mean_interval_makes_room_for_prompts_it_has_not_seen():
