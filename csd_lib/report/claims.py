@@ -163,12 +163,15 @@ class Difference:
         return UNSETTLED if self.sign == 0 else HOLDS if self.sign == expected else BROKEN
 
     def interval(self, digits: int = 3) -> str:
-        """'+0.012 [+0.004, +0.020], 95% interval over n = 12 prompts', or why there is none."""
+        """'+0.012 [+0.004, +0.020], 95% interval over n = 12 prompts', or why there is none; more digits
+        where a bound that is not 0 would round to it."""
         if math.isnan(self.estimate) or (not self.defined and not self.too_few):
             return f"undefined (n = {self.n} prompts)"
         if self.too_few:
             why = self.note or f"a {100 * self.level:g}% interval needs at least {MIN_PROMPTS}"
             return f"n = {self.n} prompts; {why}"
+        while digits < 6 and any(v != 0 and abs(v) < 0.5 * 10 ** -digits for v in (self.lo, self.hi)):
+            digits += 1  # a bound that is not 0 never prints as +-0.00 (it would read as touching 0)
         f = lambda v: f"{v:+.{digits}f}"  # noqa: E731
         return (f"{f(self.estimate)} [{f(self.lo)}, {f(self.hi)}], {100 * self.level:g}% interval over "
                 f"n = {self.n} prompts")

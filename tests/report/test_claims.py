@@ -236,3 +236,9 @@ def test_bounded_mean_interval_makes_room_for_prompts_it_has_not_seen():
         paired_difference([0.5] * 3, [0.1] * 3, bounds=(1, -1))
     with pytest.raises(ValueError, match="'mean' with bounds"):
         paired_difference([0.5] * 6, [0.1] * 6, bounds=(-1, 1), stat="median")
+
+
+def test_a_bound_that_is_not_zero_never_prints_as_zero():
+    d = paired_difference([-0.02, -0.03, -0.025, -0.018, -0.004, -0.03], [0] * 6)  # the upper bound is -0.004
+    assert d.sign == -1 and d.interval(digits=2) == "-0.021 [-0.030, -0.004], 95% interval over n = 6 prompts"
+    assert paired_difference([1, 2, 3, 4, 5, 6], [0] * 6).interval(digits=2).startswith("+3.50 [+1.00, +6.00]")
