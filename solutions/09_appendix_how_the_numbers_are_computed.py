@@ -1,7 +1,7 @@
 """Solutions to the exercises of notebooks/09_appendix_how_the_numbers_are_computed.ipynb."""
 import numpy as np
 
-from csd_lib.report.claims import paired_difference, rate_difference
+from csd_lib.report.intervals import paired_difference, rate_difference
 from csd_lib.teach.exercises import check
 
 # 1. Differences 1, 2, ..., n: the t interval (3 to 5 prompts) excludes 0 from n = 4; at 99% the t

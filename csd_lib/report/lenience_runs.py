@@ -2,14 +2,14 @@
 
 Two runs at two leniences review different contexts once their outputs' drafts diverge, so their
 pair rates differ for two reasons at once. The strict run replayed under the higher lenience
-(:func:`csd_lib.report.claims.replay_lenience`: the same reviews, the same proposals) isolates what
+(:func:`csd_lib.report.lenience_replay.replay_lenience`: the same reviews, the same proposals) isolates what
 the lenience itself accepts; which reviews can loosen at all is read from the plan
 (:func:`csd_lib.engine.lenience.pair_lenience`).
 """
 from __future__ import annotations
 
 from ..engine.lenience import lenient_reviews_says, pair_lenience
-from .claims import replay_lenience
+from .lenience_replay import replay_lenience
 
 
 def _rate(a: int, r: int) -> float:

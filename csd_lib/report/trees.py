@@ -18,7 +18,8 @@ from ..engine.generation import Event, Generation
 from ..measure.records import as_records, base_method, fastest, read_records, stored
 from ..price.predict import round_price
 from .bench_stats import pair_ratio, ratios
-from .claims import NOT_CHECKED, Difference, paired_difference
+from .claims import NOT_CHECKED
+from .intervals import Difference, paired_difference
 from .compare import method_difference
 from .summary import summarize
 

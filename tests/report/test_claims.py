@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from csd_lib.report.claims import compare, paper_k_entries, pct, trend
+from csd_lib.report.words import compare, paper_k_entries, pct, trend
 
 
 def test_compare_follows_the_numbers_and_the_tolerance():
@@ -63,8 +63,8 @@ def test_readme_side_by_side_table_matches_the_presets():
 
 # -- directions only beyond the noise (constructed data) -------------------------------------
 
-from csd_lib.report.claims import (count_interval, expect, min_prompts, paired_difference, rate, rate_difference,
-    t_quantile)
+from csd_lib.report.claims import expect
+from csd_lib.report.intervals import count_interval, min_prompts, paired_difference, rate, rate_difference, t_quantile
 
 
 def test_a_difference_inside_the_noise_is_never_called_a_direction():

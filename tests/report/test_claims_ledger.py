@@ -6,7 +6,8 @@ import multiprocessing
 import pytest
 
 from csd_lib import config
-from csd_lib.report.claims import LEDGER_FIELDS, claim_row, paired_difference, rate_difference, read_ledger, record
+from csd_lib.report.claims import LEDGER_FIELDS, claim_row, read_ledger, record
+from csd_lib.report.intervals import paired_difference, rate_difference
 
 UP = paired_difference([1, 2, 3, 4, 5, 6], [0] * 6)
 
