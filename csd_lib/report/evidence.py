@@ -42,7 +42,7 @@ def answer(records, question: str) -> dict:
     d = method_difference(records, a, b, per=per)
     return {"question": question, "words": words, "a": a, "b": b, "per": per, "estimate": _round(d.estimate),
             "lo": _round(d.lo), "hi": _round(d.hi), "n": d.n, "level": d.level, "verdict": d.verdict,
-            "says": d.says("yes: higher", "no: lower", "not settled: no different beyond the noise")}
+            "says": d.says()}
 
 
 def evidence_rows(results_dir=None) -> list[dict]:
@@ -63,3 +63,14 @@ def evidence_rows(results_dir=None) -> list[dict]:
 def evidence_json(rows: list[dict]) -> str:
     """The rows as the text of ``results/evidence.json`` (stable: sorted keys, two-space indent)."""
     return json.dumps(rows, indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def committed_answers(family: str, question: str, path=None) -> list[dict]:
+    """The committed answers to ``question`` for ``family``, one per task (``results/evidence.json``, or
+    ``path``); [] for a family without committed runs (a real or bring-your-own family)."""
+    if question not in QUESTIONS:
+        raise ValueError(f"unknown question {question!r}; one of {sorted(QUESTIONS)}")
+    p = config.RESULTS_DIR / "evidence.json" if path is None else path
+    if not p.exists():
+        return []
+    return [r for r in json.loads(p.read_text(encoding="utf-8")) if r["family"] == family and r["question"] == question]

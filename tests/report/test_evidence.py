@@ -4,7 +4,7 @@ import json
 import pytest
 
 from csd_lib import config
-from csd_lib.report.evidence import QUESTIONS, answer, evidence_json, evidence_rows
+from csd_lib.report.evidence import QUESTIONS, answer, committed_answers, evidence_json, evidence_rows
 
 
 def test_the_committed_evidence_follows_from_the_committed_runs():
@@ -26,3 +26,11 @@ def test_an_answer_is_the_difference_of_the_two_methods(tmp_path):
         answer([], "csd-beats-everything")
     assert set(QUESTIONS) >= {"csd-vs-sd-swi-model-size", "csd-vs-sd-target-calls"}
     assert evidence_rows(tmp_path) == []                            # no committed run: no answer
+
+
+def test_committed_answers_are_the_files_rows_for_one_family():
+    got = committed_answers("tiny-llama", "csd-vs-sd-swi-model-size")
+    assert [r["task"] for r in got] == ["synth-gsm8k", "synth-mmlu"] and all(r["family"] == "tiny-llama" for r in got)
+    assert committed_answers("vicuna", "csd-vs-sd-swi-model-size") == []      # no committed run: nothing to show
+    with pytest.raises(ValueError, match="unknown question"):
+        committed_answers("tiny-t5", "nothing")
