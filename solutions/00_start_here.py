@@ -7,7 +7,7 @@ The family comes from CSD_FAMILY (default tiny-t5) and the prompts from CSD_SEED
 from csd_lib import config, generate, load_family, load_task
 from csd_lib.measure.bench import run_one
 from csd_lib.report.summary import summarize
-from csd_lib.report.claims import paper_k_entries
+from csd_lib.report.words import paper_k_entries
 
 N = config.n_prompts(4)
 MAX_NEW = config.new_tokens(64)

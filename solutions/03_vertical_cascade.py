@@ -2,7 +2,7 @@
 
 from csd_lib import config, generate, load_family, load_task, vertical_k
 from csd_lib.price import ewif
-from csd_lib.report.claims import replay_lenience
+from csd_lib.report.lenience_replay import replay_lenience
 from csd_lib.report.run_counts import calls_per_token, pair_rate
 
 fam = load_family(config.FAMILY)

@@ -33,7 +33,7 @@ class Event:
     bonus: bool
     lenience: float
     # Greedy reviews only (empty under sampling): what a replay under another lenience needs
-    # (csd_lib.report.claims.replay_lenience). One entry per drafted token, every one, not only those reviewed.
+    # (csd_lib.report.lenience_replay.replay_lenience). One entry per drafted token, every one, not only those reviewed.
     is_argmax: list[bool] = field(default_factory=list)  # the token is the reviewer's argmax at its position
     px: list[float] = field(default_factory=list)        # p(x), the reviewer's probability of it (T = 1)
     qx: list[float] = field(default_factory=list)        # q(x) it was proposed with (1 for MaG)

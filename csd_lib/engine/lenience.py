@@ -73,7 +73,7 @@ def lenient_pairs(plan: Plan) -> list[str]:
     return [p for p in plan_pairs(plan) if pair_lenience(plan, p) > 1]
 
 
-def leniency_says(plan: Plan) -> str:
+def lenient_reviews_says(plan: Plan) -> str:
     """One sentence: which reviews of ``plan`` are lenient and why the others are strict."""
     lenient = lenient_pairs(plan)
     strict_mag = [p for p in plan_pairs(plan) if p.endswith("<-mag") and not p.startswith("target<-")]

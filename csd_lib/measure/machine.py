@@ -121,7 +121,7 @@ def run_fingerprint(records) -> dict | None:
 def describe_fingerprint(fp: dict | None, steps: bool = True) -> str:
     """A fingerprint in one line: CPU model, vector extensions (by family), cores, threads and (``steps``)
     the reference steps."""
-    if not fp:
+    if not fp or not any(fp.get(k) for k in ("device", "cpu_model", "cpu_count")):  # run_one's records: no environment
         return "machine not recorded"
     ext = fp.get("vector_extensions")
     if ext is None:

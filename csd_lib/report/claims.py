@@ -1,221 +1,59 @@
-"""Words for claims computed from results, so that notebook prose follows its own output.
+"""Claims of the notebooks: a verdict to print, and the ledger that lines claims up across settings.
 
-A notebook states a measured direction ("CSD needs fewer target calls than SD") through these
-helpers instead of writing it once by hand: rerun on another family or prompt set, the
-sentence changes with the numbers. A direction is said only beyond the noise over prompts
-(:func:`paired_difference`, :func:`rate_difference`), never from too few prompts to tell; an
-undefined rate stays NaN. A lenient review is compared with a strict one on the same contexts by
-replaying a run's greedy reviews (:func:`replay_lenience`). Each claim can be written to a
-ledger (:func:`record`), one JSON line, for the claims sweep (``scripts/claims_sweep.sh``).
-No model is loaded here; the ledger is the only I/O.
+A notebook states a measured direction through :mod:`csd_lib.report.intervals` and, where the lesson
+expects one, prints its verdict on this run with :func:`expect` or :func:`holds`: a live run on a few
+prompts illustrates and may disagree, so neither ever raises (laws are asserted by the notebooks
+directly). Each claim can be written to a ledger (:func:`record`), one JSON line, for the claims sweep
+(``scripts/claims_sweep.sh``). No model is loaded here; the ledger is the only I/O.
 """
 from __future__ import annotations
 
-import functools
 import json
 import math
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .. import config
-from ..engine.generation import Generation
-from ..engine.plan import MAG, check_lenience
-from ..engine.stats import PairStats
+from .intervals import BROKEN, FEW, HIGHER, HOLDS, LOWER, SAME, UNDEFINED, UNSETTLED, Difference
 
-
-def compare(a: float, b: float, tol: float = 0.0, more: str = "higher", less: str = "lower",
-            same: str = "about the same") -> str:
-    """``more`` if a > b + tol, ``less`` if a < b - tol, else ``same`` (nan compares as ``same``)."""
-    if tol < 0:
-        raise ValueError(f"tol must be >= 0, got {tol}; pass the size of a difference to ignore")
-    if math.isnan(a) or math.isnan(b):
-        return same
-    if a > b + tol:
-        return more
-    if a < b - tol:
-        return less
-    return same
-
-
-def trend(values, tol: float = 0.0, up: str = "rises", down: str = "falls", flat: str = "stays flat") -> str:
-    """Direction of a sequence from its first value to the mean of the rest (nan entries skipped).
-
-    ``tol`` is the change to ignore, so a curve that wobbles by less than ``tol`` "stays flat".
-    """
-    vals = [float(v) for v in values if v is not None and not math.isnan(float(v))]
-    if len(vals) < 2:
-        raise ValueError(f"trend needs at least two finite values, got {list(values)}; measure more positions")
-    rest = sum(vals[1:]) / (len(vals) - 1)
-    return compare(rest, vals[0], tol, more=up, less=down, same=flat)
-
-
-def pct(x: float, digits: int = 0) -> str:
-    """0.125 -> '12.5%' with ``digits`` decimals."""
-    return f"{100 * x:.{digits}f}%"
-
-
-def paper_k_entries(k, drafters: list[str]) -> list[dict]:
-    """The entries of a K matrix in the paper's notation (Table 5: k11, k12, k22, ...).
-
-    Args:
-        k: the square K matrix of increments (row 0 = the target's review).
-        drafters: the neural drafters' names, largest first; MaG is the last column.
-
-    Returns one dict per entry on or above the diagonal: ``name`` (``k{row}{col}``, 1-based as
-    in the paper), ``value``, ``reviewer`` (who reviews the block that row fills) and
-    ``drafter`` (who drafts that segment, helped by the levels below it).
-    """
-    levels = list(drafters) + [MAG]
-    n = len(levels)
-    if len(k) != n or any(len(row) != n for row in k):
-        raise ValueError(f"K must be {n}x{n} for drafters {levels}, got {k}; one row and column per level")
-    reviewers = ["target"] + list(drafters)
-    return [dict(name=f"k{i + 1}{j + 1}", value=k[i][j], reviewer=reviewers[i], drafter=levels[j])
-            for i in range(n) for j in range(i, n)]
-
-
-# -- claims as statistics: a direction only beyond the noise over prompts ----------------------
-#
-# Prompts are the unit of noise. From ``min_prompts(level)`` prompts on (6 at 95%) an interval of a
-# mean is a sign-flip (randomization) interval: exact, whatever the tails, when each prompt's
-# difference is symmetric about the true one. Below that no sign-flip test can reach the level (its
-# smallest two-sided p-value is 2 ** (1 - n)), and from MIN_PROMPTS (3) prompts the interval is
-# Student's t with n - 1 degrees of freedom (exact for normal differences, wide: t = 4.30 at n = 3).
-# A median needs the sign test, hence ``min_prompts(level)`` prompts. A mean of values known to lie in
-# [lo, hi] (per-prompt rates and their differences) can instead take Gaffke's interval, from MIN_PROMPTS
-# prompts: no symmetry assumed, so it holds where a few prompts carry every hit (zero-inflated, bimodal
-# per-prompt values), at the price of width. With fewer prompts the result says so
-# (``Difference.too_few``) and never gives a direction. tests/report/test_claims_coverage.py measures the
-# coverage of all of them on constructed data.
-
-MIN_PROMPTS = 3           # fewest prompts for any interval (Student's t with 2 degrees of freedom)
-EXACT_FLIPS = 16          # up to this many prompts every sign flip is enumerated; above, ``n_flips`` random ones
-N_FLIPS = 9999            # random sign flips above EXACT_FLIPS prompts (a Monte Carlo test stays exact)
-N_DRAWS = 4000            # uniform-spacing draws of Gaffke's interval (values with known bounds)
-TOO_FEW = "too few prompts to decide"
 NOT_CHECKED = "not checked: random weights"  # a claim about trained models, on a family with random weights
-# Directions of a Difference (``Difference.verdict``) and verdicts of a claim with an expected direction.
-HIGHER, LOWER, SAME, FEW, UNDEFINED = "higher", "lower", "no difference", "too few", "undefined"
-HOLDS, BROKEN, UNSETTLED = "holds", "broken", "not settled"
-
-
-def min_prompts(level: float = 0.95) -> int:
-    """Fewest prompts at which a two-sided sign-flip or sign test can reach ``level``: ``2 ** (1 - n) <= 1 - level``
-    (6 at 95%); below it a mean gets the t interval (from MIN_PROMPTS prompts) and a median none."""
-    alpha = 1 - _check_level(level)
-    return 1 + math.ceil(math.log2(1 / alpha) - 1e-9)
-
-
-def _check_level(level) -> float:
-    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) or not 0 < level < 1:
-        raise ValueError(f"level must be a number strictly between 0 and 1 (e.g. 0.95), got {level!r}")
-    return float(level)
-
-
-@dataclass(frozen=True)
-class Difference:
-    """``a - b`` over the same prompts with its interval (NaN when undefined; see ``too_few``)."""
-    estimate: float
-    lo: float
-    hi: float
-    n: int              # prompts that carried the comparison
-    level: float = 0.95
-    too_few: bool = False   # too few prompts for any interval at ``level``: no direction, lo = hi = NaN
-    note: str = ""          # why, when the reason is not the count alone
-    method: str = ""        # the interval's: "sign-flip", "t", "sign test"; "" when there is none
-
-    @property
-    def defined(self) -> bool:
-        """An estimate and an interval exist (False when undefined or too few)."""
-        return not (math.isnan(self.estimate) or math.isnan(self.lo) or math.isnan(self.hi))
-
-    @property
-    def sign(self) -> int:
-        """+1 (a higher beyond the noise), -1 (lower), 0 (no difference beyond the noise, too few or undefined)."""
-        if not self.defined:
-            return 0
-        return 1 if self.lo > 0 else -1 if self.hi < 0 else 0
-
-    @property
-    def verdict(self) -> str:
-        """``higher``, ``lower``, ``no difference`` (beyond the noise), ``too few`` or ``undefined``."""
-        if math.isnan(self.estimate):
-            return UNDEFINED
-        if self.too_few:
-            return FEW
-        if not self.defined:
-            return UNDEFINED
-        return HIGHER if self.sign > 0 else LOWER if self.sign < 0 else SAME
-
-    def claim(self, expected: int) -> str:
-        """Verdict of the claim "a is ``expected`` (+1 higher, -1 lower) than b": ``holds`` or ``broken``
-        (beyond the noise either way), ``not settled``, ``too few`` or ``undefined``."""
-        if expected not in (1, -1):
-            raise ValueError(f"expected must be +1 (a higher than b) or -1 (a lower), got {expected!r}")
-        v = self.verdict
-        if v in (FEW, UNDEFINED):
-            return v
-        return UNSETTLED if self.sign == 0 else HOLDS if self.sign == expected else BROKEN
-
-    def interval(self, digits: int = 3) -> str:
-        """'+0.012 [+0.004, +0.020], 95% interval over n = 12 prompts', or why there is none."""
-        if math.isnan(self.estimate) or (not self.defined and not self.too_few):
-            return f"undefined (n = {self.n} prompts)"
-        if self.too_few:
-            why = self.note or f"a {100 * self.level:g}% interval needs at least {MIN_PROMPTS}"
-            return f"n = {self.n} prompts; {why}"
-        f = lambda v: f"{v:+.{digits}f}"  # noqa: E731
-        return (f"{f(self.estimate)} [{f(self.lo)}, {f(self.hi)}], {100 * self.level:g}% interval over "
-                f"n = {self.n} prompts")
-
-    def word(self, more: str = "higher", less: str = "lower", same: str = "no different beyond the noise",
-             undefined: str = "undefined", few: str = TOO_FEW) -> str:
-        """The direction in words: ``more``/``less`` only when the interval excludes 0; ``few`` when too few."""
-        v = self.verdict
-        return {HIGHER: more, LOWER: less, SAME: same, FEW: few, UNDEFINED: undefined}[v]
-
-    def says(self, more: str = "higher", less: str = "lower", same: str = "no different beyond the noise",
-             digits: int = 3, few: str = TOO_FEW) -> str:
-        """``word`` followed by the interval in brackets, for a notebook sentence."""
-        return f"{self.word(more, less, same, few=few)} ({self.interval(digits)})"
+NOT_THIS_TIME = "not this time"  # a live run that disagrees with a claim: printed, never raised
 
 
 def expect(d: Difference, expected: int, what: str, family=None, claim: str | None = None,
            notebook: str | None = None, data: dict | None = None) -> str:
-    """Assert a claim with a direction: raise ``AssertionError('claim broken: ...')`` when ``d`` is beyond
-    the noise opposite to ``expected`` (+1 higher, -1 lower). Returns the verdict (``Difference.claim``);
-    ``not settled``, ``too few`` and ``undefined`` pass: they neither support nor break the claim.
-    With a ``family`` whose weights are random (:attr:`Family.random_weights`) nothing is asserted:
-    the verdict is :data:`NOT_CHECKED`. With ``claim`` and ``notebook`` the verdict is written to the
-    ledger first (:func:`record`, with ``expected``; ``data`` as there)."""
+    """The verdict of a claim with a direction on this run, to print; never raises.
+
+    ``holds`` when ``d`` is beyond the noise in the ``expected`` direction (+1 higher, -1 lower);
+    ``not this time: WHAT (interval)`` when it is beyond the noise the other way: a live run on a few
+    prompts illustrates a lesson and may disagree with the evidence, it does not stop the notebook;
+    else ``not settled``, ``too few`` or ``undefined``. On a family with random weights
+    (:attr:`Family.random_weights`) the verdict is :data:`NOT_CHECKED`. With ``claim`` and ``notebook``
+    the verdict is written to the ledger (:func:`record`, with ``expected``; ``data`` as there)."""
     _record_checked(claim, d, notebook, family, data, expected=expected)
     if family is not None and family.random_weights:
         return NOT_CHECKED
     v = d.claim(expected)
-    if v == BROKEN:
-        raise AssertionError(f"claim broken: {what}: {d.says()}")
-    return v
+    return f"{NOT_THIS_TIME}: {what} ({d.interval()})" if v == BROKEN else v
 
 
 def holds(condition: bool, what: str, family=None, claim: str | None = None, notebook: str | None = None,
           data: dict | None = None) -> str:
-    """Assert a claim that needs trained weights: ``'holds'``, or ``AssertionError('claim broken: what')``.
+    """The verdict of a claim about trained models on this run, to print; never raises.
 
-    On a family with random weights (shadow checkpoints, toy models) nothing is asserted and the
-    verdict is :data:`NOT_CHECKED`, so a notebook runs to its last cell on a shadowed real family.
-    Laws (identity with AR, exact sampling) are asserted directly, never through this. With ``claim``
-    and ``notebook`` the verdict is written to the ledger first (:func:`record`; ``data`` as there).
+    ``'holds'``, or ``'not this time: WHAT'`` when ``condition`` is false: a live statistic illustrates,
+    it never stops a notebook. Laws (identity with AR, exact sampling, lenience never rejecting what
+    the strict review accepts) are asserted directly, never through this. On a family with random
+    weights (shadow checkpoints, toy models) the verdict is :data:`NOT_CHECKED`. With ``claim`` and
+    ``notebook`` the verdict is written to the ledger (:func:`record`; ``data`` as there).
     """
     _record_checked(claim, bool(condition), notebook, family, data, what=what)
     if family is not None and family.random_weights:
         return NOT_CHECKED
-    if not condition:
-        raise AssertionError(f"claim broken: {what}")
-    return HOLDS
+    return HOLDS if condition else f"{NOT_THIS_TIME}: {what}"
 
 
 def _record_checked(claim, value, notebook, family, data, expected=None, what: str = "") -> None:
@@ -233,385 +71,6 @@ def _record_checked(claim, value, notebook, family, data, expected=None, what: s
     elif row["verdict"] == BROKEN and what:
         row.update(text=f"broken: {what}")
     _append(row)
-
-
-def _paired_arrays(a, b) -> tuple[np.ndarray, np.ndarray]:
-    a, b = np.asarray(list(a), dtype=float), np.asarray(list(b), dtype=float)
-    if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"paired values need two 1-D sequences of the same length (one value per prompt), "
-                         f"got shapes {a.shape} and {b.shape}")
-    return a, b
-
-
-def _check_flips(n_flips) -> int:
-    if isinstance(n_flips, bool) or not isinstance(n_flips, (int, np.integer)) or n_flips < 99:
-        raise ValueError(f"n_flips must be an integer >= 99 (random sign flips above {EXACT_FLIPS} prompts), "
-                         f"got {n_flips!r}")
-    return int(n_flips)
-
-
-@functools.lru_cache(maxsize=4)
-def _subsets(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every non-empty subset of n prompts as rows of 0/1 (2**n - 1, n), and each subset's size."""
-    rows = ((np.arange(1, 2 ** n)[:, None] >> np.arange(n)) & 1).astype(np.float64)  # (2**n - 1, n)
-    return rows, rows.sum(axis=1)
-
-
-@functools.lru_cache(maxsize=4)
-def _random_subsets(n: int, n_flips: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``n_flips`` random sign flips of n prompts as rows of 0/1 (negated or not), the empty ones dropped."""
-    bits = np.frombuffer(np.random.default_rng(seed).bytes(n_flips * ((n + 7) // 8)), dtype=np.uint8)
-    rows = np.unpackbits(bits.reshape(n_flips, -1), axis=1, count=n).astype(np.float64)  # (n_flips, n)
-    size = rows.sum(axis=1)
-    return rows[size > 0], size[size > 0]
-
-
-def _signflip_interval(d: np.ndarray, level: float, n_flips: int, seed: int) -> tuple[float, float]:
-    """The values mu that a two-sided sign-flip test of "d is symmetric about mu" (statistic: the sum)
-    does not reject at ``1 - level``: between the k-th smallest and k-th largest subset mean.
-
-    Flipping the signs of ``d - mu`` on a subset S moves the sum below the observed one exactly when
-    mean(d over S) > mu, so the test's p-value at mu counts subset means on either side of mu
-    (Hartigan's typical values). Every non-empty subset up to EXACT_FLIPS prompts, else ``n_flips``
-    random ones drawn with ``seed``; needs ``d.size >= min_prompts(level)``.
-    """
-    rows, size = _subsets(d.size) if d.size <= EXACT_FLIPS else _random_subsets(d.size, n_flips, seed)
-    m = rows @ d / size                                                 # (subsets,) subset means
-    k = int(math.floor((1 - level) / 2 * (m.size + 1) + 1e-9))          # the identity flip counts too
-    m = np.partition(m, [k - 1, m.size - k])
-    return float(m[k - 1]), float(m[m.size - k])
-
-
-def _sign_test_interval(d: np.ndarray, level: float) -> tuple[float, float]:
-    """Distribution-free interval of the median: order statistics ``d_(j), d_(n+1-j)`` of the sign test."""
-    n, alpha = d.size, 1 - level
-    cdf = np.cumsum([math.comb(n, i) for i in range(n + 1)]) / 2 ** n  # P(Bin(n, 1/2) <= i)
-    j = int(np.sum(2 * cdf[: n // 2 + 1] <= alpha + 1e-12))
-    s = np.sort(d)
-    return float(s[j - 1]), float(s[n - j])
-
-
-def _t_central(t: float, df: int) -> float:
-    """P(|T| < t) for Student's T with integer ``df`` (closed form, Abramowitz & Stegun 26.7.3-4)."""
-    th = math.atan(t / math.sqrt(df))
-    c2, term, total = math.cos(th) ** 2, 1.0, 0.0
-    if df % 2:                               # odd: (2/pi) (theta + sin cos (1 + 2/3 cos^2 + 2.4/3.5 cos^4 ...))
-        for j in range(1, (df - 1) // 2):
-            term *= 2 * j / (2 * j + 1) * c2
-            total += term
-        series = math.sin(th) * math.cos(th) * (1 + total) if df > 1 else 0.0
-        return 2 / math.pi * (th + series)
-    for j in range(1, df // 2):              # even: sin (1 + 1/2 cos^2 + 1.3/2.4 cos^4 ...)
-        term *= (2 * j - 1) / (2 * j) * c2
-        total += term
-    return math.sin(th) * (1 + total)
-
-
-def t_quantile(level: float, df: int) -> float:
-    """The t with ``P(|T| < t) = level`` for Student's T with ``df`` (integer >= 1) degrees of freedom."""
-    level = _check_level(level)
-    if isinstance(df, bool) or int(df) != df or df < 1:
-        raise ValueError(f"df must be an integer >= 1, got {df!r}")
-    lo, hi = 0.0, 1.0
-    while _t_central(hi, int(df)) < level:
-        hi *= 2
-    for _ in range(200):                     # bisection to float precision
-        mid = (lo + hi) / 2
-        if not lo < mid < hi:
-            break
-        lo, hi = (mid, hi) if _t_central(mid, int(df)) < level else (lo, mid)
-    return hi
-
-
-@functools.lru_cache(maxsize=8)
-def _spacings(m: int, seed: int) -> np.ndarray:
-    """N_DRAWS uniform spacings of [0, 1] into m parts (Dirichlet(1, ..., 1)), drawn with ``seed``."""
-    w = np.random.default_rng(seed).exponential(size=(N_DRAWS, m))
-    w /= w.sum(axis=1, keepdims=True)                                     # (N_DRAWS, m)
-    w.flags.writeable = False
-    return w
-
-
-def _bounded_interval(d: np.ndarray, bounds: tuple[float, float], level: float, seed: int) -> tuple[float, float]:
-    """Gaffke's interval of the mean of values in ``bounds`` (Learned-Miller and Thomas 2019's bound).
-
-    The upper end is the ``(1 + level) / 2`` quantile over uniform spacings ``w`` (Dirichlet(1, ..., 1),
-    N_DRAWS draws with ``seed``) of ``sum(w * [sorted d, hi])``: the largest mean the sample allows when
-    a share ``w_last`` of the prompts, unseen, sits at the upper bound; the lower end mirrors it. It is
-    at least as tight as Anderson's distribution-free bound; that it keeps its level for every bounded
-    law is conjectured, not proved, and tests/report/test_claims_coverage.py measures it.
-    """
-    lo, hi = bounds
-    z = np.sort(np.clip((d - lo) / (hi - lo), 0.0, 1.0))                  # (n,) in [0, 1]
-    w = _spacings(z.size + 1, seed)                                       # (N_DRAWS, n + 1)
-    tail = (1 - level) / 2
-    up = float(np.quantile(w @ np.append(z, 1.0), 1 - tail))
-    down = float(np.quantile(w @ np.insert(z, 0, 0.0), tail))
-    return lo + down * (hi - lo), lo + up * (hi - lo)
-
-
-def _check_bounds(bounds) -> tuple[float, float]:
-    ok = isinstance(bounds, (tuple, list)) and len(bounds) == 2 and all(
-        isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and math.isfinite(v) for v in bounds)
-    if not ok or not bounds[0] < bounds[1]:
-        raise ValueError(f"bounds must be (lo, hi) with lo < hi, the range every per-prompt difference lies in, "
-                         f"got {bounds!r}")
-    return float(bounds[0]), float(bounds[1])
-
-
-def _mean_interval(d: np.ndarray, level: float, n_flips: int, seed: int) -> tuple[float, float, str]:
-    """Interval of the mean of ``d`` (n >= MIN_PROMPTS): sign-flip from ``min_prompts(level)`` on, else t."""
-    if d.size >= min_prompts(level):
-        return (*_signflip_interval(d, level, n_flips, seed), "sign-flip")
-    half = t_quantile(level, d.size - 1) * float(np.std(d, ddof=1)) / math.sqrt(d.size)
-    return float(np.mean(d)) - half, float(np.mean(d)) + half, "t"
-
-
-def paired_difference(a, b, n_flips: int = N_FLIPS, seed: int = 0, level: float = 0.95,
-                      stat: str = "mean", bounds=None) -> Difference:
-    """``stat(a) - stat(b)`` over prompts, where ``a[i]`` and ``b[i]`` were measured on prompt ``i``.
-
-    ``stat="mean"``: the mean of the per-prompt differences ``d = a - b``; from ``min_prompts(level)``
-    prompts (6 at 95%) with the sign-flip interval (exact when each ``d[i]`` is symmetric about the
-    mean, heavy tails included; every flip enumerated up to EXACT_FLIPS prompts, ``n_flips`` random
-    ones drawn with ``seed`` above), from MIN_PROMPTS (3) to 5 prompts with Student's t interval
-    (n - 1 degrees of freedom). ``stat="median"``: the median of ``d`` with the sign test's
-    order-statistic interval (exact for any continuous ``d``), from ``min_prompts(level)`` prompts.
-    ``bounds=(lo, hi)``, the range every ``d[i]`` lies in (e.g. (-1, 1) for two rates): the mean with
-    Gaffke's interval (method ``bounded``, :func:`_bounded_interval`, draws with ``seed``) from
-    MIN_PROMPTS prompts, which assumes no symmetry: honest where a few prompts carry every hit.
-    Prompts where either value is NaN are left out; none left: undefined (NaN); fewer prompts than
-    the method needs: ``too_few``, no interval and no direction. ``method`` names the interval.
-    """
-    if stat not in ("mean", "median") or (bounds is not None and stat != "mean"):
-        raise ValueError(f"stat must be 'mean' or 'median' ('mean' with bounds), got {stat!r}")
-    level, n_flips = _check_level(level), _check_flips(n_flips)
-    bounds = None if bounds is None else _check_bounds(bounds)
-    a, b = _paired_arrays(a, b)
-    keep = ~(np.isnan(a) | np.isnan(b))
-    d = a[keep] - b[keep]
-    n = int(d.size)
-    if n == 0:
-        return Difference(math.nan, math.nan, math.nan, 0, level)
-    est = float(np.mean(d) if stat == "mean" else np.median(d))
-    if not np.isfinite(d).all():
-        raise ValueError(f"paired values must be finite or NaN (NaN leaves the prompt out), got {d.tolist()}")
-    if bounds is not None and (d.min() < bounds[0] - 1e-12 or d.max() > bounds[1] + 1e-12):
-        raise ValueError(f"a per-prompt difference lies outside bounds {bounds}: {d.tolist()}")
-    if stat == "median":
-        if n < min_prompts(level):
-            return Difference(est, math.nan, math.nan, n, level, too_few=True,
-                              note=f"a {100 * level:g}% interval of the median needs at least {min_prompts(level)}")
-        return Difference(est, *_sign_test_interval(d, level), n, level, method="sign test")
-    if n < MIN_PROMPTS:
-        return Difference(est, math.nan, math.nan, n, level, too_few=True)
-    if bounds is not None:
-        return Difference(est, *_bounded_interval(d, bounds, level, seed), n, level, method="bounded")
-    lo, hi, method = _mean_interval(d, level, n_flips, seed)
-    return Difference(est, lo, hi, n, level, method=method)
-
-
-def rate_difference(hits_a, totals_a, hits_b, totals_b, n_flips: int = N_FLIPS, seed: int = 0,
-                    level: float = 0.95) -> Difference:
-    """Pooled rate ``sum(hits_a)/sum(totals_a)`` minus the same for ``b``, prompts as clusters, in pairs.
-
-    Each argument holds one count per prompt (e.g. accepted and reviewed drafted tokens of a pair
-    under two settings; totals >= 0, floats allowed, e.g. tokens over cost for SWI). The estimate is
-    the difference of the pooled rates, NaN (never 0) when a side has a zero denominator. The
-    interval is the interval of a mean (:func:`paired_difference`: sign-flip from ``min_prompts(level)``
-    prompts, t from MIN_PROMPTS) of the prompts' jackknife pseudo-values ``n est - (n - 1) est_without_i``
-    (each prompt dropped from both sides at once), widened if needed to contain the estimate. Only
-    prompts with a count on either side carry the comparison (``n``); fewer than MIN_PROMPTS, a side
-    whose rate rests on one prompt, or a side whose hits come from fewer than MIN_PROMPTS prompts (its
-    spread over prompts would be a few prompts' say, or none: every prompt at 0): ``too_few``.
-    """
-    level, n_flips = _check_level(level), _check_flips(n_flips)
-    ha, ta = _paired_arrays(hits_a, totals_a)
-    hb, tb = _paired_arrays(hits_b, totals_b)
-    _paired_arrays(ha, hb)
-    for name, x in (("hits_a", ha), ("totals_a", ta), ("hits_b", hb), ("totals_b", tb)):
-        if not np.isfinite(x).all() or (name.startswith("totals") and (x < 0).any()):
-            raise ValueError(f"{name} must hold one finite count per prompt{' (>= 0)' if 'totals' in name else ''}, "
-                             f"got {x.tolist()}")
-    carry = (ta > 0) | (tb > 0) | (ha != 0) | (hb != 0)
-    ha, ta, hb, tb = ha[carry], ta[carry], hb[carry], tb[carry]
-    n = int(carry.sum())
-    sa, sb = ta.sum(), tb.sum()
-    if sa <= 0 or sb <= 0:
-        return Difference(math.nan, math.nan, math.nan, n, level)
-    est = float(ha.sum() / sa - hb.sum() / sb)
-    if n < MIN_PROMPTS:
-        return Difference(est, math.nan, math.nan, n, level, too_few=True)
-    ra, rb = sa - ta, sb - tb                                          # (n,) totals without prompt i
-    if (ra <= 0).any() or (rb <= 0).any():
-        return Difference(est, math.nan, math.nan, n, level, too_few=True,
-                          note="one side's rate rests on a single prompt")
-    with_hits = min(int((ha != 0).sum()), int((hb != 0).sum()))
-    if with_hits < MIN_PROMPTS:
-        return Difference(est, math.nan, math.nan, n, level, too_few=True,
-                          note=f"one side's hits come from {with_hits} prompts, an interval needs {MIN_PROMPTS}")
-    without = (ha.sum() - ha) / ra - (hb.sum() - hb) / rb              # (n,) leave-one-prompt-out estimates
-    lo, hi, method = _mean_interval(n * est - (n - 1) * without, level, n_flips, seed)
-    return Difference(est, min(lo, est), max(hi, est), n, level, method=method)
-
-
-def rate(hits: int, total: int) -> float:
-    """``hits / total``, NaN (never 0) when nothing was counted."""
-    return hits / total if total else math.nan
-
-
-def count_interval(hits: int, total: int, level: float = 0.95) -> tuple[float, float]:
-    """Clopper-Pearson interval of a count out of ``total``: coverage at least ``level`` for every rate
-    (NaN, NaN when ``total`` is 0)."""
-    if isinstance(hits, bool) or isinstance(total, bool) or int(hits) != hits or int(total) != total:
-        raise ValueError(f"hits and total must be integers, got {hits!r} of {total!r}")
-    if total < 0 or hits < 0 or hits > total:
-        raise ValueError(f"need 0 <= hits <= total, got {hits} of {total}")
-    alpha = 1 - _check_level(level)
-    if total == 0:
-        return math.nan, math.nan
-    hits, total = int(hits), int(total)
-    i = np.arange(total + 1)
-    lg = np.array([math.lgamma(v + 1) for v in range(total + 1)])
-    logc = lg[-1] - lg - lg[::-1]                                      # (total + 1,) log C(total, i)
-
-    def tail(k: int, p: float) -> float:  # P(X >= k), X ~ Bin(total, p): increasing in p
-        lp = logc[k:] + i[k:] * math.log(p) + (total - i[k:]) * math.log1p(-p)  # (total + 1 - k,)
-        mx = lp.max()
-        return float(math.exp(mx) * np.exp(lp - mx).sum())
-
-    def solve(k: int, target: float) -> float:  # the p in (0, 1) with tail(k, p) = target, by bisection
-        lo, hi = 0.0, 1.0
-        while True:
-            mid = (lo + hi) / 2
-            if not lo < mid < hi:
-                return mid
-            lo, hi = (mid, hi) if tail(k, mid) < target else (lo, mid)
-
-    # lower: P(X >= hits) = alpha / 2; upper: P(X <= hits) = alpha / 2, i.e. P(X >= hits + 1) = 1 - alpha / 2
-    return (0.0 if hits == 0 else solve(hits, alpha / 2)), (1.0 if hits == total else solve(hits + 1, 1 - alpha / 2))
-
-
-# -- lenience compared on the same contexts: a replay of a run's greedy reviews --------------
-#
-# In one context a lenient greedy review accepts every token the strict one accepts (the argmax, or
-# p(x) > q(x) / l, a bound that only loosens as l grows). Two runs at two leniences review different
-# contexts, so their pooled rates need not be ordered; a replay of one run's reviews under other
-# leniences (same contexts, same proposals, the rule of ``review.review_greedy``) is, exactly.
-
-@dataclass(frozen=True, eq=False)
-class LenienceReplay:
-    """A run's greedy reviews replayed under each of ``leniences``.
-
-    ``reviews[r]`` is (generation index, event step) of replayed review ``r``; ``accepted[r, j]`` its
-    accepted prefix length under ``leniences[j]``; ``stats[j][g]`` the pair statistics of generation
-    ``g`` under ``leniences[j]``, in the form of ``Stats.acceptance`` (key ``"reviewer<-proposer"``).
-    """
-    leniences: tuple[float, ...]
-    reviews: tuple[tuple[int, int], ...]
-    accepted: np.ndarray                                   # (reviews, leniences)
-    stats: tuple[tuple[dict[str, PairStats], ...], ...]    # [lenience][generation]
-
-    def _at(self, lenience: float) -> int:
-        if lenience not in self.leniences:
-            raise ValueError(f"lenience {lenience!r} was not replayed; this replay has {list(self.leniences)}")
-        return self.leniences.index(lenience)
-
-    def pairs(self) -> list[str]:
-        """Every pair reviewed under some replayed lenience, sorted."""
-        return sorted({k for per_l in self.stats for per_g in per_l for k in per_g})
-
-    def pair_stats(self, lenience: float, generation: int | None = None) -> dict[str, PairStats]:
-        """Pair statistics under ``lenience``: of one generation, or merged over all (``None``)."""
-        per_g = self.stats[self._at(lenience)]
-        if generation is not None:
-            return per_g[generation]
-        out: dict[str, PairStats] = {}
-        for acc in per_g:
-            for key, st in acc.items():
-                tot = out.setdefault(key, PairStats())
-                for pos, (r, a) in enumerate(zip(st.reached, st.accepted)):
-                    for j in range(r):
-                        tot.add(pos, j < a)
-        return out
-
-    def counts(self, pair: str, lenience: float) -> tuple[list[int], list[int]]:
-        """Per generation (prompt): drafted tokens of ``pair`` accepted and reviewed under ``lenience``,
-        the per-prompt counts :func:`rate_difference` takes (0, 0 where the pair never met)."""
-        per_g = self.stats[self._at(lenience)]
-        return ([sum(acc[pair].accepted) if pair in acc else 0 for acc in per_g],
-                [sum(acc[pair].reached) if pair in acc else 0 for acc in per_g])
-
-    def totals(self, pair: str) -> list[tuple[int, int]]:
-        """(accepted, reviewed) drafted tokens of ``pair`` under each replayed lenience, over all generations."""
-        return [(sum(h), sum(t)) for h, t in (self.counts(pair, lam) for lam in self.leniences)]
-
-    def violations(self) -> list[str]:
-        """Reviews where a higher lenience accepts fewer drafted tokens than a lower one (none, by the rule)."""
-        order = np.argsort(self.leniences, kind="stable")
-        acc = self.accepted[:, order]                                  # (reviews, leniences), l ascending
-        bad = np.flatnonzero((np.diff(acc, axis=1) < 0).any(axis=1)) if acc.shape[1] > 1 else []
-        lams = [self.leniences[j] for j in order]
-        return [f"generation {self.reviews[r][0]}, review {self.reviews[r][1]}: accepted "
-                + ", ".join(f"{a} at l = {lam:g}" for a, lam in zip(acc[r].tolist(), lams)) for r in bad]
-
-    @property
-    def monotone(self) -> bool:
-        """Every review accepts at least as many drafted tokens under every higher lenience."""
-        return not self.violations()
-
-
-def _replayed_prefix(e, lams: list[float]) -> int:
-    """Accepted prefix length of greedy review ``e`` with lenience ``lams[i]`` at position i (review_greedy's rule)."""
-    return next((i for i in range(len(e.tokens))
-                 if not e.is_argmax[i] and not (lams[i] > 1 and e.px[i] > e.qx[i] / lams[i])), len(e.tokens))
-
-
-def replay_lenience(gens, leniences) -> LenienceReplay:
-    """Replay the greedy reviews of ``gens`` (one Generation, or one per prompt) under each lenience.
-
-    Same contexts and proposals as the run: each review is decided again from its logged
-    ``is_argmax``, ``px`` and ``qx`` by the rule of ``review.review_greedy``, the target strict and,
-    when the run's plan has ``mag_lenience=False``, MaG's tokens strict. Replaying at the run's own
-    lenience must give every review's logged ``n_accepted``, else ``ValueError``: the log is trusted
-    only where it reproduces the run. Sampling runs cannot be replayed (their decisions are random).
-    """
-    gens = [gens] if isinstance(gens, Generation) else list(gens)
-    lams = tuple(check_lenience(v) for v in leniences)
-    if not lams or not gens:
-        raise ValueError(f"need at least one generation and one lenience, got {len(gens)} and {list(lams)}")
-    reviews, accepted = [], []
-    stats = tuple(tuple({} for _ in gens) for _ in lams)
-    for g_i, g in enumerate(gens):
-        if g.plan.temperature != 0:
-            raise ValueError(f"generation {g_i} sampled (temperature {g.plan.temperature:g}): only greedy "
-                             f"reviews replay, since a sampled review's decisions are random")
-        for e in g.events:
-            m = len(e.tokens)
-            if not len(e.is_argmax) == len(e.px) == len(e.qx) == m:
-                raise ValueError(f"generation {g_i}, review {e.step} logged no per-token is_argmax/px/qx "
-                                 f"(a run made before the log kept them, or a sampling run); rerun it")
-
-            def at(lam: float, e=e) -> list[float]:
-                strict = [e.depth == 0 or (who == MAG and not g.plan.mag_lenience) for who in e.proposers]
-                return [1.0 if s else lam for s in strict]
-
-            own = _replayed_prefix(e, at(e.lenience))
-            if own != e.n_accepted:
-                raise ValueError(f"generation {g_i}, review {e.step} ({e.reviewer}): replayed at its own "
-                                 f"lenience {e.lenience:g} it accepts {own} tokens, the run accepted "
-                                 f"{e.n_accepted}; this log does not reproduce its run")
-            row = []
-            for j, lam in enumerate(lams):
-                a = _replayed_prefix(e, at(lam))
-                row.append(a)
-                acc = stats[j][g_i]
-                for i in range(min(a + 1, m)):  # positions reviewed: up to and including the first rejection
-                    acc.setdefault(f"{e.reviewer}<-{e.proposers[i]}", PairStats()).add(i, i < a)
-            reviews.append((g_i, e.step))
-            accepted.append(row)
-    return LenienceReplay(lams, tuple(reviews), np.asarray(accepted, dtype=int).reshape(len(reviews), len(lams)),
-                          stats)
 
 
 # -- the claims ledger: every computed claim of a notebook run, one JSON line each --------------

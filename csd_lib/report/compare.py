@@ -4,7 +4,7 @@ beyond the noise over examples, labels read from the plan, and exact ties.
 A :class:`Run` holds one configuration's output tokens and forward calls per example, from bench records
 (:func:`bench_run`, the fastest repeat of each example) or from generations (:func:`gen_run`). Its SWI is
 :func:`csd_lib.engine.stats.swi` of the pooled counts; :func:`versus` compares two runs on the examples both
-ran (:func:`csd_lib.report.claims.rate_difference`). No model is loaded here.
+ran (:func:`csd_lib.report.intervals.rate_difference`). No model is loaded here.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ..engine.methods import get
 from ..engine.plan import Plan
 from ..engine.stats import call_cost, model_size_costs, swi
 from ..measure.records import ALL_METHODS, fastest
-from .claims import Difference, rate_difference
+from .intervals import Difference, rate_difference
 from .regimes import METRICS
 
 

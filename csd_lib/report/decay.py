@@ -4,7 +4,7 @@ Every function takes one teacher-forced match array per prompt
 (:func:`csd_lib.measure.curves.teacher_forced_matches`) and counts as
 :func:`csd_lib.measure.curves.curve_from_matches` does (position ``i`` counts the starts with ``i``
 tokens left), so the pooled numbers are the curve's. The conditional change treats prompts as paired
-clusters (:func:`csd_lib.report.claims.rate_difference`); the half-rate check compares each prompt's
+clusters (:func:`csd_lib.report.intervals.rate_difference`); the half-rate check compares each prompt's
 own rates (:func:`half_difference`) at one position every output reaches with enough starts
 (:func:`judge_position`). Too few prompts say so instead of a direction.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..measure.curves import run_lengths
-from .claims import Difference, paired_difference, rate_difference
+from .intervals import Difference, paired_difference, rate_difference
 
 # Paper Fig. 2 (FLAN-T5 drafters for FLAN-T5-XXL on GSM8K and MMLU): position-1 range, late position and its ceiling
 FIG2_POS1 = (0.7, 0.8)

@@ -2,15 +2,15 @@
 
 Two runs at two leniences review different contexts once their outputs' drafts diverge, so their
 pair rates differ for two reasons at once. The strict run replayed under the higher lenience
-(:func:`csd_lib.report.claims.replay_lenience`: the same reviews, the same proposals) isolates what
+(:func:`csd_lib.report.lenience_replay.replay_lenience`: the same reviews, the same proposals) isolates what
 the lenience itself accepts; which reviews can loosen at all is read from the plan
 (:func:`csd_lib.engine.lenience.pair_lenience`).
 """
 from __future__ import annotations
 
+from ..engine.lenience import lenient_reviews_says, pair_lenience
 from ..engine.methods import CSD
-from ..engine.lenience import leniency_says, pair_lenience
-from .claims import replay_lenience
+from .lenience_replay import replay_lenience
 
 
 def _rate(a: int, r: int) -> float:
@@ -34,7 +34,8 @@ def _check(strict, loose) -> None:
 def lenience_rows(strict, loose) -> list[dict]:
     """One row per pair: whether ``loose``'s plan reviews it leniently, its acceptance rate (accepted /
     reviewed drafted tokens) in the strict run, in the lenient run, and in the strict run replayed at
-    the lenient run's lenience (same contexts)."""
+    the lenient run's lenience (same contexts), each with its counts. A replayed review accepts a prefix at
+    least as long, yet a pair's rate can fall: the longer prefix brings later positions under review."""
     _check(strict, loose)
     lam = loose.plan.lenience
     s, lo = _totals(strict), _totals(loose)
@@ -49,18 +50,19 @@ def lenience_rows(strict, loose) -> list[dict]:
                      "l = 1": _rate(*s.get(pair, (0, 0))), f"l = {lam:g}": _rate(*lo.get(pair, (0, 0))),
                      f"l = 1 replayed at l = {lam:g}": _rate(*rep),
                      "accepted / reviewed at l = 1": "{} / {}".format(*s.get(pair, (0, 0))),
-                     f"accepted / reviewed at l = {lam:g}": "{} / {}".format(*lo.get(pair, (0, 0)))})
+                     f"accepted / reviewed at l = {lam:g}": "{} / {}".format(*lo.get(pair, (0, 0))),
+                     f"accepted / reviewed replayed at l = {lam:g}": "{} / {}".format(*rep)})
     return rows
 
 
-def lenience_says(strict, loose) -> str:
+def lenience_change_says(strict, loose) -> str:
     """What the higher lenience changed, in words computed from the runs and the plan."""
     _check(strict, loose)
     lam, plan = loose.plan.lenience, loose.plan
     s, lo = _totals(strict), _totals(loose)
     replay = replay_lenience(strict, [1.0, lam])
     lenient = [p for p in sorted(set(s) | set(lo)) if pair_lenience(plan, p) > 1]
-    out = [f"Which reviews loosen: {leniency_says(plan)}."]
+    out = [f"Which reviews loosen: {lenient_reviews_says(plan)}."]
     for p in lenient:
         a, r = s.get(p, (0, 0))
         ra, rr = replay.totals(p)[1] if p in replay.pairs() else (0, 0)
@@ -88,7 +90,7 @@ def lenience_says(strict, loose) -> str:
 
 
 def lenience_numbers(strict, loose) -> dict[str, bool | int]:
-    """What :func:`lenience_says` states, by ledger claim id (``claims.record``): ``replay-monotone`` (a law
+    """What :func:`lenience_change_says` states, by ledger claim id (``claims.record``): ``replay-monotone`` (a law
     of the greedy rule), per lenient pair ``replay-extra-accepted:REVIEWER:PROPOSER`` (drafted tokens the
     strict run's reviews accept when replayed at the lenient run's lenience, beyond what they accepted)
     and ``target-calls-lenient-minus-strict``."""

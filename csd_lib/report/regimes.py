@@ -3,7 +3,7 @@
 tiny-t5's drafters agree with the target far more than the paper's FLAN-T5 drafters (Fig. 2);
 ``tiny-t5-paper`` has the same target with weaker drafters, in the paper's regime. Notebooks 01,
 03, 04 and 06 run one measurement on both and state each direction only beyond the noise over
-prompts: these helpers turn runs into the per-prompt counts that :mod:`csd_lib.report.claims` takes.
+prompts: these helpers turn runs into the per-prompt counts that :mod:`csd_lib.report.intervals` takes.
 A real family has no tiny counterpart (its drafters, tokenizer and tasks are its own), so
 :func:`side_family` gives none for it and :func:`no_side_reason` says why.
 Pure functions of match arrays and generations; no model is loaded here.
@@ -14,7 +14,7 @@ import numpy as np
 
 from ..engine.stats import call_cost, model_size_costs, pooled_swi
 from ..measure.curves import run_lengths
-from .claims import Difference, paired_difference, rate_difference
+from .intervals import Difference, paired_difference, rate_difference
 
 PAPER_REGIME = "tiny-t5-paper"  # the second family of every side-by-side
 METRICS = ("model size", "previous work")  # the SWI cost tables a comparison prices with
@@ -70,7 +70,7 @@ def runs_swi(gens, metric: str = "model size") -> float:
 
 def swi_difference(a, b, metric: str = "model size") -> Difference:
     """Pooled SWI of runs ``a`` minus runs ``b`` (the same prompts, in order), prompts as paired clusters
-    (:func:`claims.rate_difference`: t interval at 3 to 5 prompts, sign-flip from 6, too few below 3)."""
+    (:func:`intervals.rate_difference`: t interval at 3 to 5 prompts, sign-flip from 6, too few below 3)."""
     if len(a) != len(b):
         raise ValueError(f"need the same prompts on both sides, got {len(a)} and {len(b)} runs")
     return rate_difference(*swi_counts(a, metric), *swi_counts(b, metric))

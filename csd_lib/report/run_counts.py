@@ -2,11 +2,11 @@
 per output token, pooled over the prompts, and the difference of two runs on the same prompts.
 
 The pooled rate is all counts over all totals (what a table of the runs shows); a difference of two
-pooled rates takes the prompts as paired clusters (:func:`claims.rate_difference`). No model is loaded here.
+pooled rates takes the prompts as paired clusters (:func:`intervals.rate_difference`). No model is loaded here.
 """
 from __future__ import annotations
 
-from .claims import Difference, rate, rate_difference
+from .intervals import Difference, rate, rate_difference
 
 
 def pair_counts(gens, pair: str) -> tuple[list[int], list[int]]:

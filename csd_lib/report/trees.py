@@ -19,7 +19,8 @@ from ..engine.methods import CSD, CSD_TREE, SD
 from ..measure.records import as_records, base_method, fastest, read_records, stored
 from ..price.predict import round_price
 from .bench_stats import pair_ratio, ratios
-from .claims import NOT_CHECKED, Difference, paired_difference
+from .claims import NOT_CHECKED
+from .intervals import Difference, paired_difference
 from .compare import method_difference
 from .summary import summarize
 

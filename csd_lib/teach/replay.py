@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engine.mag import BIGRAM, MATCH, MaG, longest_suffix_match
-from ..report.claims import Difference, rate_difference
+from ..report.intervals import Difference, rate_difference
 
 
 @dataclass
@@ -123,7 +123,7 @@ def replay_counts(per_example: list[list[dict]], what: str = "accepted") -> tupl
 
 def replay_difference(a: list[list[dict]], b: list[list[dict]], what: str = "accepted") -> Difference:
     """Per-call rate of ``what`` pooled over examples, variant ``a`` minus ``b`` replayed on the same
-    examples (in order), the examples as paired clusters (:func:`claims.rate_difference`)."""
+    examples (in order), the examples as paired clusters (:func:`intervals.rate_difference`)."""
     if len(a) != len(b):
         raise ValueError(f"need both variants replayed on the same examples, got {len(a)} and {len(b)}")
     return rate_difference(*replay_counts(a, what), *replay_counts(b, what))

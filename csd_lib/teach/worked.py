@@ -5,7 +5,9 @@ the round started at output position ``start``, the drafter proposed ``draft`` a
 its first ``n_kept`` tokens, then added one of its own. The output is cut at EOS (or the token
 budget), so the last round's tokens past the cut are not in it: :func:`round_tokens` counts only what
 the output holds. :func:`pick_review_round` chooses the round whose review teaches something: a
-rejection before EOS where $p(x)$ and $q(x)$ of the rejected token are neither 0 nor 1.
+rejection before EOS where $p(x)$ and $q(x)$ of the rejected token are neither 0 nor 1, else the
+rejection whose numbers come closest to that (:attr:`WorkedRound.margin`), and says which it took.
+:func:`greedy_keeps` and :func:`probs_tolerance` fill and check the notebook's table of one review.
 """
 from __future__ import annotations
 
@@ -56,6 +58,7 @@ class WorkedRound:
     rejects_before_eos: bool  # a drafted token was rejected where the output holds the target's token
     nontrivial: bool          # the rejected token's p(x) and q(x) are neither ~0 nor ~1
     why: str
+    margin: float = 0.0                  # the rejected token's min(p, 1 - p, q, 1 - q): how far from 0 or 1
     prompt: int = 0                      # which of find_review_round's prompts (0: the first)
     prompt_ids: tuple[int, ...] = ()
     out: tuple[int, ...] = ()            # that prompt's output, as the hand-written loop wrote it
@@ -98,13 +101,17 @@ def pick_review_round(family, drafter, prompt_ids: list[int], out: list[int], ro
         s, d, n = rounds[i]
         p, q = round_probs(family, drafter, prompt_ids, out[:s], d)
         px, qx = float(p[n, d[n]]), float(q[n, d[n]])
-        if TRIVIAL <= px <= 1 - TRIVIAL and TRIVIAL <= qx <= 1 - TRIVIAL:
+        margin = min(px, 1 - px, qx, 1 - qx)
+        if margin >= TRIVIAL:
             return WorkedRound(i, s, tuple(d), n, p, q, True, True,
                                f"the first round with a rejection before EOS where the rejected token's p(x) = {px:.3f} "
-                               f"and q(x) = {qx:.3f} are neither 0 nor 1", **run)
-        fallback = fallback or WorkedRound(i, s, tuple(d), n, p, q, True, False,
-                                           "the first round with a rejection before EOS (no rejected token had a p(x) "
-                                           "and q(x) strictly between 0 and 1 to 3 digits)", **run)
+                               f"and q(x) = {qx:.3f} are neither 0 nor 1", margin, **run)
+        if fallback is None or margin > fallback.margin:
+            fallback = WorkedRound(i, s, tuple(d), n, p, q, True, False,
+                                   f"the rejection before EOS whose rejected token's p(x) = {px:.2g} and q(x) = {qx:.2g} "
+                                   f"come closest to neither 0 nor 1: no rejected token here has both between "
+                                   f"{TRIVIAL:g} and {1 - TRIVIAL:g}, because both models are nearly certain of "
+                                   f"these tokens", margin, **run)
     if fallback is not None:
         return fallback
     s, d, n = rounds[0]
@@ -115,8 +122,8 @@ def pick_review_round(family, drafter, prompt_ids: list[int], out: list[int], ro
 
 def find_review_round(family, drafter, prompts, run, first_run=None) -> WorkedRound:
     """The first prompt of ``prompts`` (token id lists) whose hand-written run ``run(prompt_ids) -> (out, rounds)``
-    has a round worth working (:attr:`WorkedRound.worked`), that round; else the first rejection before EOS
-    found, else the first prompt's first round. Prompts after the first are run only while none was found,
+    has a round worth working (:attr:`WorkedRound.worked`), that round; else the rejection before EOS with
+    the largest :attr:`~WorkedRound.margin` found, else the first prompt's first round. Prompts after the first are run only while none was found,
     and never on a family with random weights (its near-uniform p and q have nothing to find).
     ``first_run``: the first prompt's ``(out, rounds)`` when already computed."""
     prompts = [list(p) for p in prompts]
@@ -128,6 +135,25 @@ def find_review_round(family, drafter, prompts, run, first_run=None) -> WorkedRo
         w = replace(pick_review_round(family, drafter, ids, out, rounds), prompt=i)
         if w.worked or family.random_weights:
             return w
-        if best is None or (w.rejects_before_eos and not best.rejects_before_eos):
+        if best is None or (w.rejects_before_eos and (not best.rejects_before_eos or w.margin > best.margin)):
             best = w
     return best
+
+
+def greedy_keeps(n_kept: int, k: int) -> list[str]:
+    """What greedy review did with each of ``k`` drafted tokens of which it kept ``n_kept``: ``'yes'`` for
+    the kept ones, ``'no'`` at the first token that is not the target's argmax, ``'not reviewed'`` after
+    it (a token past a rejection is thrown away, whatever the target thinks of it)."""
+    if not 0 <= n_kept <= k:
+        raise ValueError(f"need 0 <= n_kept <= k, got n_kept={n_kept}, k={k}")
+    return ["yes" if i < n_kept else "no" if i == n_kept else "not reviewed" for i in range(k)]
+
+
+def probs_tolerance(*dtypes: torch.dtype) -> float:
+    """How far two computations of one softmax may differ (absolute, per probability) when the logits come
+    from models in ``dtypes`` through different kernels (k separate forwards against one batched forward):
+    1e-4 in fp32 and fp64, four units of rounding of the coarsest dtype otherwise (about 4e-3 in fp16,
+    3e-2 in bf16)."""
+    if not dtypes:
+        raise ValueError("pass the dtype of each model that computed the probabilities")
+    return max(1e-4, 4 * max(torch.finfo(d).eps for d in dtypes))

@@ -91,7 +91,8 @@ def coverage_figure(events, depth: int = 0, max_pos: int | None = 30, title: str
     reviewer = next((e.reviewer for e in events if e.depth == depth), "?")
     fig.add_scatter(x=list(range(1, n + 1)), y=[t / max(tot) if tot else 0 for t in tot], mode="lines",
                     line=dict(color="black", dash="dot"), name="blocks this long (share)")
-    fig.update_layout(title=title or f"who drafted each position of the blocks {reviewer} reviewed",
+    who = "the target" if reviewer == "target" else reviewer
+    fig.update_layout(title=title or f"who drafted each position of the blocks {who} reviewed",
                       barmode="stack", xaxis_title="position in the reviewed block",
                       yaxis_title="share of blocks", yaxis_tickformat=".0%", template="plotly_white",
                       legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0))
@@ -99,8 +100,9 @@ def coverage_figure(events, depth: int = 0, max_pos: int | None = 30, title: str
 
 
 def grid_heatmap(rows: list[dict], value: str, x: str = "k12", y: str = "k11", facet: str = "lenience",
-                 title: str | None = None, zmid: float | None = 1.0, best: str | None = "max"):
-    """One heatmap of ``value`` over (x, y) per distinct ``facet``; cells are annotated.
+                 title: str | None = None, zmid: float | None = 1.0, best: str | None = "max", label: str | None = None):
+    """One heatmap of ``value`` over (x, y) per distinct ``facet``; cells are annotated, and the colour bar
+    is titled ``label`` (default: ``value``).
 
     The scale is sequential (cividis: colour-blind-safe, lightness rising with the value, so
     greyscale keeps the order); the best cell over all facets (``best``: 'max', 'min' or None)
@@ -135,7 +137,7 @@ def grid_heatmap(rows: list[dict], value: str, x: str = "k12", y: str = "k11", f
                                          hoverinfo="skip"), row=1, col=c)
         fig.update_xaxes(title_text=x, type="category", row=1, col=c)
     fig.update_yaxes(title_text=y, type="category", row=1, col=1)
-    bar = dict(title=dict(text=value, side="right"), tickformat=".2~f")
+    bar = dict(title=dict(text=label or value, side="right"), tickformat=".2~f")
     notes = [f"\u2605 best ({best} of {value})"] if top is not None else []
     if zmid is not None and lo < zmid:
         notes.append(f"\u25bc below {zmid:g}")

@@ -69,6 +69,7 @@ def test_vector_extensions_are_read_from_the_cpu_flags(monkeypatch):
         "flags\t\t: fpu"])
     assert machine.vector_extensions() == ["amx_tile", "avx", "avx2", "avx512bw", "avx512f", "fma", "sse4_2"]
     assert "AVX2+AVX-512+AMX" in machine.describe_fingerprint(fingerprint(environment("cpu")))
+    assert machine.describe_fingerprint(fingerprint({})) == "machine not recorded"   # no environment: no line of Nones
     monkeypatch.setattr(machine, "_cpuinfo", lambda: ["Features\t: fp asimd sve2 i8mm"])
     assert machine.vector_extensions() == ["asimd", "i8mm", "sve2"]
 

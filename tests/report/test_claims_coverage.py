@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from csd_lib.report.claims import MIN_PROMPTS, count_interval, min_prompts, paired_difference, rate_difference
+from csd_lib.report.intervals import MIN_PROMPTS, count_interval, min_prompts, paired_difference, rate_difference
 
 LEVEL, FLOOR = 0.95, 0.93          # nominal level, and the least coverage a cell may show
 SMALL_N, SPOT_N = range(3, 13), (20, 50)

@@ -1,7 +1,8 @@
 """Ledger blocks of a document: rendered from the ledger rows, rebuilt in place, refused when empty."""
 import pytest
 
-from csd_lib.report.claims import claim_row, paired_difference
+from csd_lib.report.claims import claim_row
+from csd_lib.report.intervals import paired_difference
 from csd_lib.report.ledger_doc import _outside_blocks, ledger_block, quoted_rows, render_blocks
 
 

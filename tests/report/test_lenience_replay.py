@@ -1,4 +1,4 @@
-"""csd_lib.report.claims.replay_lenience: a run's greedy reviews decided again under other leniences.
+"""csd_lib.report.lenience_replay.replay_lenience: a run's greedy reviews decided again under other leniences.
 
 The replay is trusted because at the run's own lenience it gives back exactly what the run
 accepted (every review, every pair statistic); from there, a higher lenience never accepts fewer
@@ -14,7 +14,8 @@ import torch
 
 from csd_lib import generate, load_family, random_family
 from csd_lib.families import tasks
-from csd_lib.report.claims import rate_difference, replay_lenience
+from csd_lib.report.intervals import rate_difference
+from csd_lib.report.lenience_replay import replay_lenience
 
 K = [[3, 2, 4], [0, 2, 5], [0, 0, 6]]
 LAMS = (1.0, 1.5, 3.0, 10.0, 1e6)

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 from csd_lib.engine.stats import PairStats
-from csd_lib.report.claims import rate_difference
+from csd_lib.report.intervals import rate_difference
 from csd_lib.report.run_counts import (call_counts, calls_per_token, calls_per_token_difference, pair_counts,
                                        pair_rate, pair_rate_difference)
 

@@ -84,7 +84,7 @@ def test_committed_records_are_read_and_lack_nodes_when_not_recorded(fam, tmp_pa
 
 
 def test_the_sentence_says_directions_only_beyond_the_interval(fam):
-    from csd_lib.report.claims import Difference
+    from csd_lib.report.intervals import Difference
     up, flat = Difference(1.0, 0.5, 1.5, 6), Difference(0.1, -0.2, 0.4, 6)
     diffs = {"csd-tree-vs-csd-tokens-per-target-call": up, "csd-tree-vs-csd-speedup": flat}
     text = trees.table3_says(diffs, fam, "a test")

@@ -1,5 +1,6 @@
 """The 'check your answer' helper: missing, matching and wrong answers are told apart."""
 import math
+import re
 
 import pytest
 
@@ -64,3 +65,27 @@ def test_check_one_of_accepts_every_tied_answer():
     assert "1 of 2" not in check_one_of(2, [2]).message and check_one_of(2, [2]).ok
     with pytest.raises(ValueError, match="at least one"):
         check_one_of(1, [])
+
+
+def _check_cell(notebook: str, **answers):
+    """Run a notebook's last code cell (its 'check your answer' cell) with ``answers`` set; the verdicts it shows."""
+    import json
+    from pathlib import Path
+    import numpy as np
+    from csd_lib.price import ewif
+    cells = json.loads((Path(__file__).resolve().parents[2] / "notebooks" / notebook).read_text(encoding="utf-8"))["cells"]
+    src = "".join([c for c in cells if c["cell_type"] == "code"][-1]["source"])
+    for name, value in answers.items():
+        src, n = re.subn(rf"^{name} = None", f"{name} = {value!r}", src, flags=re.M)
+        assert n == 1, f"{notebook}'s check cell sets no {name}"
+    shown = []
+    ns = {"np": np, "ewif": ewif, "display": shown.append}
+    exec(compile(src, notebook, "exec"), ns)
+    return shown + [eval(compile(src.strip().splitlines()[-1], notebook, "eval"), ns)]
+
+
+def test_notebook_05_exercise_1_rejects_the_tie_at_alpha_equal_c():
+    # at alpha = c = 0.3 and k = 1, EWIF = (1 + alpha) / (1 + c) = 1: SD only ties AR, so 0.30 is wrong
+    assert _check_cell("05_ewif_theory.ipynb", my_answer=0.31)[-1].ok
+    assert _check_cell("05_ewif_theory.ipynb", my_answer=0.30)[-1].ok is False
+    assert _check_cell("05_ewif_theory.ipynb", my_answer=0.32)[-1].ok is False

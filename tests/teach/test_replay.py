@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from csd_lib.engine.mag import BIGRAM, MATCH, MaG
-from csd_lib.report.claims import rate_difference
+from csd_lib.report.intervals import rate_difference
 from csd_lib.teach.replay import (RuleProposal, mag_proposer, prompt_lookup_proposer, replay, replay_counts,
                                  replay_difference, replay_summary)
 

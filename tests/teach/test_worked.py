@@ -128,3 +128,36 @@ def test_find_reuses_the_first_run_and_stops_on_random_weights(fam, trained):
     assert fam.random_weights
     w = find_review_round(fam, fam.drafters[0], [[3, 4], [4, 3]], run, first_run=first)
     assert calls == [] and w.prompt == 0                       # random weights: the first prompt only
+
+
+def test_without_a_nontrivial_rejection_the_pick_takes_the_closest_and_says_so(fam, monkeypatch):
+    import csd_lib.teach.worked as worked
+    sure = {0: 1e-6, 4: 2e-4}                 # the rejected token's p(x) in the round starting there: both ~0
+
+    def probs(family, drafter, prompt_ids, prefix, draft):
+        p, q = torch.full((len(draft) + 1, 16), 1e-7), torch.full((len(draft), 16), 1e-7)
+        p[:, 0] = 1.0
+        p[:, draft] = sure[len(prefix)]       # every drafted token: the target's p(x) ~0, the drafter's q(x) 0.5
+        q[:, draft] = 0.5
+        return p, q
+    monkeypatch.setattr(worked, "round_probs", probs)
+    out = [5, 6, 7, 8, 9, 2, 3, 4]
+    w = pick_review_round(fam, fam.drafters[0], [3, 4], out, [(0, [5, 6, 7, 9], 3), (4, [9, 2, 2, 9], 1)])
+    assert w.rejects_before_eos and not w.worked and w.index == 1   # the larger margin, not the first
+    assert abs(w.margin - 2e-4) < 1e-9 and "closest" in w.why and "nearly certain" in w.why
+
+
+def test_greedy_keeps_marks_tokens_after_the_rejection_not_reviewed():
+    from csd_lib.teach.worked import greedy_keeps
+    assert greedy_keeps(2, 4) == ["yes", "yes", "no", "not reviewed"]
+    assert greedy_keeps(4, 4) == ["yes"] * 4 and greedy_keeps(0, 1) == ["no"]
+    with pytest.raises(ValueError, match="n_kept"):
+        greedy_keeps(5, 4)
+
+
+def test_probability_tolerance_follows_the_coarsest_dtype():
+    from csd_lib.teach.worked import probs_tolerance
+    assert probs_tolerance(torch.float32) == probs_tolerance(torch.float64, torch.float32) == 1e-4
+    assert probs_tolerance(torch.float32, torch.bfloat16) > probs_tolerance(torch.float16) > 1e-3  # bf16/fp16 differ by ~1e-3
+    with pytest.raises(ValueError, match="dtype"):
+        probs_tolerance()

@@ -39,7 +39,7 @@ def test_coverage_figure_shares_by_hand():
     line = fig.data[-1]
     assert list(line.y) == [1.0, 1.0, 0.5, 0.5, 0.5]  # blocks reaching each position, over the most
     assert [t.marker.color for t in fig.data[:3]] == [proposer_color(n) for n in ("base", "small", "mag")]
-    assert fig.layout.title.text == "who drafted each position of the blocks target reviewed"
+    assert fig.layout.title.text == "who drafted each position of the blocks the target reviewed"
     assert coverage_figure(EVENTS, depth=1).layout.title.text.endswith("blocks base reviewed")
 
 
@@ -69,6 +69,8 @@ def test_grid_heatmap_one_panel_per_facet_and_the_best_cell():
     assert not any("\u2605" in c for row in heat[1].text for c in row)
     marks = [t for t in fig.data if t.type == "scatter"]
     assert len(marks) == 2 and list(marks[0].x) == ["3"] and list(marks[0].y) == ["2"]
+    assert fig.layout.coloraxis.colorbar.title.text == "v"
+    assert grid_heatmap(ROWS, "v", label="SWI").layout.coloraxis.colorbar.title.text == "SWI"  # the colour bar says what
     low = grid_heatmap(ROWS, "v", best="min", zmid=None)
     assert [t.text for t in low.data if t.type == "heatmap"][0][0][0] == "\u2605 0.50"
     with pytest.raises(ValueError, match="best must be 'max', 'min' or None"):

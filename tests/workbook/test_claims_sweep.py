@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from csd_lib.report.claims import contradictions, ledger_table, paired_difference, read_ledger, record
+from csd_lib.report.claims import contradictions, ledger_table, read_ledger, record
+from csd_lib.report.intervals import paired_difference
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "claims_sweep.sh"
