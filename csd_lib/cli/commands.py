@@ -20,11 +20,9 @@ from ..families.tasks import load_task
 from ..fileio import check_output_path, write_atomic
 from ..measure.bench import duration, results_lock, resume_problem, run_bench
 from ..measure.records import read_records
-from ..price.costfile import bench_costs, load_costs, read_cost_file, save_costs
-from ..price.estimate import bench_prices, generation_seconds
-from ..price.forecast import forecast, format_forecast, read_acceptance_file
-from ..price.predict import format_budget_ranking, rank_run_budgets
-from ..price.timing import measure_costs
+from ..price.costs import bench_costs, load_costs, measure_costs, read_cost_file, save_costs
+from ..price.predict import (bench_prices, format_budget_ranking, format_device_prediction, generation_seconds,
+                             predict_for_device, rank_run_budgets, read_acceptance_file)
 from ..price.tune import tree_budget_grid, tune_tree
 from ..report.summary import format_table, summarize, summary_json
 from ..teach.demo import run_demo
@@ -173,13 +171,13 @@ def cmd_predict(args) -> None:
         raise ValueError("--drafters needs --target (your own target's hub id or folder)")
     if args.target is not None and args.family is not None:
         raise ValueError("give --family or --target/--drafters, not both")
-    res = forecast(None if args.target else args.family or config.FAMILY, args.acceptance, device=args.device,
+    res = predict_for_device(None if args.target else args.family or config.FAMILY, args.acceptance, device=args.device,
                    max_layers=args.max_layers, cost_file=args.costs, max_new_tokens=args.max_new_tokens,
                    prompt_tokens=args.prompt_tokens, seconds=args.seconds, target=args.target, drafters=drafters,
                    progress=True)
     if args.out:
         write_atomic(args.out, json.dumps(res) + "\n", "--out")
-    print(json.dumps(res) if args.json else format_forecast(res), flush=True)
+    print(json.dumps(res) if args.json else format_device_prediction(res), flush=True)
 
 
 def predict_trees(args) -> None:

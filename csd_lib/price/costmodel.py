@@ -1,16 +1,19 @@
-"""The per-call cost model: what one forward call of each model costs, as a fitted function.
+"""The cost model: what one forward call of each model costs, as a fitted function (:class:`CostModel`).
 
-Pure arithmetic (numpy only): :mod:`csd_lib.price.timing` measures a :class:`CostModel` on a
-machine and stores it; :func:`csd_lib.price.ewif.predict_speedup` prices a step with one. Per model,
+This is the one cost concept of the workbook: :mod:`csd_lib.price.costs` measures, stores and chooses one;
+:mod:`csd_lib.price.ewif`, :mod:`csd_lib.price.pricing` and :mod:`csd_lib.price.predict` price with one.
+Pure arithmetic over timings. Per model,
 
-    t(n, L) = a + b n + c L + d n L + e [n = 1]        (seconds, least squares)
+    t(n, L) = a + b n + c L + d n L + e [n = 1]        (seconds, least squares: :func:`fit_call`)
 
 ``n`` the tokens a call feeds, ``L`` the cache length, ``[n = 1]`` one for a single-token call
 (a decoding step runs matrix-vector kernels: on a CPU it costs well under what a line through
 the longer calls says); plus the engine's own overhead per
 review (``review(n)``) and per MaG proposal (``mag``). A fit that explains less than
-:data:`MIN_R2` of its timings' variance is replaced by their median (:func:`constant_fit`,
-:func:`overhead_fit`), and the cost model's ``fit_notes`` say which and why.
+:data:`MIN_R2` of its timings' variance is replaced by their median (:func:`constant_fit`, :func:`overhead_fit`), and the cost model's ``fit_notes``
+say which and why. :meth:`CostModel.constant` builds one from per-call constants (the paper's EWIF input),
+:func:`csd_lib.price.costs.probe_cost_model` from a family's load probe; :func:`scaled` multiplies a cost
+model's calls per model.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import logging
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+
 
 log = logging.getLogger(__name__)
 
@@ -171,7 +175,7 @@ class CostModel:
             return self.mag + 0.0 * np.asarray(n, dtype=float)
         if name not in self.forward:
             raise ValueError(f"the cost model of '{self.family}' has no model {name!r}; it has "
-                             f"{sorted(self.forward)}; measure it with csd_lib.price.timing.measure_costs")
+                             f"{sorted(self.forward)}; measure it with csd_lib.price.costs.measure_costs")
         L = self.cache_length if L is None else L
         t = self.forward[name](n, L)
         return t + self.review(n) if reviews else t
@@ -229,3 +233,11 @@ class CostModel:
                              ms_1=1e3 * float(fit(1, self.cache_length)),
                              ms_17=1e3 * float(fit(17, self.cache_length))))
         return rows
+
+
+def scaled(cost_model: CostModel, factors: dict[str, float]) -> CostModel:
+    """The cost model with each model's forward and start costs multiplied by its factor."""
+    fwd = {n: CallFit([c * factors.get(n, 1.0) for c in f.coef], f.r2, f.max_rel_err) for n, f in cost_model.forward.items()}
+    start = {n: s * factors.get(n, 1.0) for n, s in cost_model.start.items()}
+    return CostModel(cost_model.family, cost_model.device, fwd, cost_model.review, cost_model.mag, start, cost_model.cache_length,
+                     dict(cost_model.env, depth_scale=factors), cost_model.samples)

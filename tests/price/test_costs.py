@@ -4,8 +4,7 @@ import pytest
 
 from csd_lib.price import ewif as E
 from csd_lib.price.costmodel import CallFit, CostModel, fit_call
-from csd_lib.price.costfile import load_costs, save_costs
-from csd_lib.price.timing import measure_costs
+from csd_lib.price.costs import load_costs, measure_costs, save_costs
 from csd_lib.families.toy import random_family
 from csd_lib.engine.plan import Plan
 

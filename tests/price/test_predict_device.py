@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from csd_lib.price.costfile import read_cost_file
+from csd_lib.price.costs import read_cost_file
 from csd_lib.measure.records import read_records
-from csd_lib.price.forecast import forecast, paper_row, paper_table, parse_rates
+from csd_lib.price.predict import paper_table, parse_rates, predict_for_device
+from csd_lib.price.pricing import paper_row
 from csd_lib.families.presets import REAL_PRESETS
 from csd_lib.measure.records import BenchRecord
 from csd_lib.report.summary import summarize
@@ -26,7 +27,7 @@ def _cli(*args, timeout=600):
 
 @pytest.fixture(scope="module")
 def tiny_res():
-    return forecast("tiny-t5", str(RESULTS), cost_file=str(COSTS), n_sim=4000)
+    return predict_for_device("tiny-t5", str(RESULTS), cost_file=str(COSTS), n_sim=4000)
 
 
 def test_measured_acceptance_prices_like_the_bench(tiny_res):
@@ -110,7 +111,7 @@ def test_cli_json_is_json_lines_only(tmp_path):
 
 def _real_end_to_end(name):
     acc = "paper" if name.startswith("flan") else "0.6,0.3"
-    res = forecast(name, acc, device="cpu", max_layers=1, seconds=2.0, n_sim=400)
+    res = predict_for_device(name, acc, device="cpu", max_layers=1, seconds=2.0, n_sim=400)
     assert {"ar", "sd", "vertical", "csd"} <= set(res["best"])
     assert all(d["measured_layers"] == 1 and d["cost_scale"] > 1 for d in res["depth"].values())
     assert any("scaled to the full depth" in n for n in res["notes"])
@@ -120,7 +121,7 @@ def _real_end_to_end(name):
 @pytest.mark.slow  # builds FLAN-T5 base/small from their configs (about 20 s)
 def test_own_models_from_their_configs():
     """Your own FLAN-T5 pair from its configs (the tiny family's pricing test is the fast twin)."""
-    res = forecast(None, "0.7,0.3", device="cpu", max_layers=1, seconds=1.0, n_sim=400,
+    res = predict_for_device(None, "0.7,0.3", device="cpu", max_layers=1, seconds=1.0, n_sim=400,
                    target="google/flan-t5-base", drafters=["google/flan-t5-small"])
     assert res["family"] == "custom-google--flan-t5-base"
     assert res["depth"]["target"]["id"] == "google/flan-t5-base" and res["depth"]["small"]["layers"] == 8
