@@ -10,7 +10,8 @@ Pure arithmetic over timings. Per model,
 (a decoding step runs matrix-vector kernels: on a CPU it costs well under what a line through
 the longer calls says); plus the engine's own overhead per
 review (``review(n)``) and per MaG proposal (``mag``). A fit that explains less than
-:data:`MIN_R2` of its timings' variance is replaced by their median (:func:`constant_fit`, :func:`overhead_fit`), and the cost model's ``fit_notes``
+:data:`MIN_R2` of its timings' variance, or that has too few timings for its terms, is replaced by fewer
+terms or by their median (:func:`constant_fit`, :func:`overhead_fit`), and the cost model's ``fit_notes``
 say which and why. :meth:`CostModel.constant` builds one from per-call constants (the paper's EWIF input),
 :func:`csd_lib.price.costs.probe_cost_model` from a family's load probe; :func:`scaled` multiplies a cost
 model's calls per model.
@@ -100,23 +101,33 @@ def constant_fit(seconds) -> CallFit:
 def fit_call(n, L, seconds) -> CallFit:
     """Least-squares fit of t(n, L) = a + b n + c L + d n L + e [n = 1], with R² and max relative error.
 
-    A fit with R² below :data:`MIN_R2` is replaced by :func:`constant_fit` (the median
-    timing), its ``note`` saying so.
+    Fewer timings than terms (a time budget that ran out, e.g. on a busy machine) fit the leading terms only,
+    one timing to spare (one timing or two: their median, :func:`constant_fit`); a fit with R² below
+    :data:`MIN_R2` is replaced by the median timing. The ``note`` says which and why.
     """
     y = np.asarray(seconds, dtype=float).ravel()
     X = _design(n, L)
-    if len(y) != len(X) or len(y) < X.shape[1]:
-        raise ValueError(f"fit_call needs at least {X.shape[1]} timings with one (n, L) each; got {len(y)} timings "
+    if len(y) != len(X) or not len(y):
+        raise ValueError(f"fit_call needs one (n, L) for each timing and at least one timing; got {len(y)} timings "
                          f"for {len(X)} points")
     if not ((X[:, 4] == 1).any() and (X[:, 4] == 0).any()):
         X = X[:, :4]                   # all calls one token, or none: no single-token term to fit
+    short = len(y) < X.shape[1]
+    if short:                          # the leading terms only, one timing to spare
+        X = X[:, :max(1, len(y) - 1)]
+    few = f"only {len(y)} timing(s) for the terms of t(n, L) (the time budget ran out)" if short else ""
+    if X.shape[1] == 1:
+        const = constant_fit(y)
+        const.note = f"{few}: their median, {1e3 * const.coef[0]:.3f} ms per call"
+        return const
     coef, r2, rel = least_squares(X, y)
     coef = list(coef) + [0.0] * (5 - len(coef))
     if r2 >= MIN_R2:
-        return CallFit([float(v) for v in coef], r2, rel)
+        kept = " + ".join(("a", "b n", "c L", "d n L")[:X.shape[1]])
+        return CallFit([float(v) for v in coef], r2, rel, f"{few}: fitted {kept} only" if short else None)
     const = constant_fit(y)
-    const.note = (f"the t(n, L) fit explains R² = {r2:.2f} < {MIN_R2} of {len(y)} timings: replaced by their "
-                  f"median, {1e3 * const.coef[0]:.3f} ms per call")
+    const.note = (f"{few + '; ' if short else ''}the t(n, L) fit explains R² = {r2:.2f} < {MIN_R2} of {len(y)} "
+                  f"timings: replaced by their median, {1e3 * const.coef[0]:.3f} ms per call")
     return const
 
 
