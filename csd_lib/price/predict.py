@@ -61,7 +61,8 @@ from .pricing import (ASSUMED_MAG, PAPER_AT_30, TWINS, method_seconds, paper_row
                       rank_plan_budgets, run_acceptance)
 
 # docs/REFERENCE.md, "Acceptance profile for predict": paper Fig. 2 (FLAN-T5 drafters for
-# FLAN-T5-XXL), the share of drafts accepted at position 1 (0.7-0.8) falling to 0.1 by 30.
+# FLAN-T5-XXL), the share of drafts accepted at position 1 (0.7-0.8), held at every later position
+# (pricing.paper_row), so that the share accepted falls below 0.1 well before position 30.
 PAPER_FIRST = {"base": 0.8, "small": 0.7}
 SD_KS = tuple(range(1, 25))
 VERTICAL_KS = tuple(range(1, 17))
@@ -453,7 +454,8 @@ def paper_table(levels: list[str], t5: bool = True) -> tuple[dict, list[str]]:
         for proposer in levels[i + 1:]:
             table[(reviewer, proposer)] = [ASSUMED_MAG] if proposer == "mag" else paper_row(PAPER_FIRST[proposer])
     notes = [f"acceptance: paper Fig. 2 (FLAN-T5, GSM8K/MMLU): position 1 at "
-             f"{', '.join(f'{d} {PAPER_FIRST[d]}' for d in neural)}, falling to {PAPER_AT_30} by position 30",
+             f"{', '.join(f'{d} {PAPER_FIRST[d]}' for d in neural)}, each later position accepted at that rate given the "
+             f"earlier ones (the paper's i.i.d. model), so the share accepted falls below {PAPER_AT_30} by position 30",
              f"assumed (not published): each drafter keeps that profile under every reviewer (draft-to-draft "
              f"included) and MaG's tokens are accepted at {ASSUMED_MAG} per position"]
     return table, notes
@@ -581,24 +583,26 @@ def depth_scale(cfg: dict, max_layers: int | None) -> tuple[float, int, int]:
     return _matmul_params(cfg) / _matmul_params(cut), layers, measured
 
 
-def _policy(spec: dict, info: config.DeviceInfo, device=None) -> config.Policy:
-    return config.policy("real", model_arch(spec["cfgs"]["target"]), info, device=device)
+def _policy(spec: dict, info: config.DeviceInfo, device=None, dtype=None) -> config.Policy:
+    """The device and dtype policy of a real load of the family (:func:`csd_lib.config.policy`)."""
+    return config.policy("real", model_arch(spec["cfgs"]["target"]), info, dtype, device)
 
 
 def memory_check(spec: dict, info: config.DeviceInfo) -> tuple[bool, str]:
-    """Whether the full family fits the device (from its configs, nothing built) and why not."""
-    dtype = _policy(spec, info).dtype
-    cfgs = list(spec["cfgs"].values())
-    sizes = [placement.param_bytes(*count_params(c), dtype) for c in cfgs]
-    plan = placement.plan_memory(sizes, info, sum(placement.kv_cache_bytes(c, dtype) for c in cfgs))
+    """Whether the full family fits the device (from its configs, nothing built) and why not, in the dtypes a
+    real load would use (:func:`csd_lib.families.placement.family_memory`)."""
+    pol = _policy(spec, info)
+    plan = placement.family_memory(spec["cfgs"], pol.dtype, pol.keep_fp32, info)
     return plan.fits, plan.message
 
 
-def shadow_family(spec: dict, device, max_layers: int | None, seed: int = 0) -> Family:
-    """A family's models with random weights at full width (depth cut to ``max_layers``), on ``device``."""
-    pol = _policy(spec, config.describe_device(device), device)
+def shadow_family(spec: dict, device, max_layers: int | None, seed: int = 0, dtype=None) -> Family:
+    """A family's models with random weights at full width (depth cut to ``max_layers``), on ``device``, in the
+    dtypes a real load gives them (the device's policy, or ``dtype``: T5's ``wo`` stays fp32 in fp16)."""
+    pol = _policy(spec, config.describe_device(device), device, dtype)
     lms = [LM(role, shadow_model(_cut(spec["cfgs"][role], max_layers), seed=seed + i, device=pol.device,
-                                 dtype=pol.dtype), model_id=rid) for i, (role, rid) in enumerate(spec["ids"].items())]
+                                 dtype=pol.dtype, keep_fp32=pol.keep_fp32), model_id=rid)
+           for i, (role, rid) in enumerate(spec["ids"].items())]
     vocab = lms[0].vocab_size
     bigram = np.random.default_rng(seed).integers(3, vocab, size=vocab).astype(np.int32)
     return Family(spec["name"], None, lms[0], lms[1:], MaG(bigram), spec["k"], spec["lenience"], policy=pol)

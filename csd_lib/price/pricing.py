@@ -260,9 +260,11 @@ def rank_plan_budgets(plan: Plan, budgets, table: dict, rates, cost_model, token
 
 
 def paper_row(first: float, at30: float = PAPER_AT_30, positions: int = 30) -> list[float]:
-    """Conditional per-position rates whose cumulative acceptance falls geometrically from
-    ``first`` at position 1 to ``at30`` at position 30 (Fig. 2 plots the cumulative share)."""
-    r = (at30 / first) ** (1.0 / (positions - 1))
+    """Conditional per-position rates from the paper's own numbers (docs/REFERENCE.md, "Acceptance profile for
+    predict"): Fig. 2's share accepted at position 1 (``first``) held at every later position, the paper's
+    i.i.d. model (Section 4), so that the cumulative share ``first ** i`` falls geometrically; lowered only where
+    it would still exceed the published ceiling at position 30 (``at30``, "0.1 or below")."""
+    r = min(first, (at30 / first) ** (1.0 / (positions - 1)))
     return [first] + [r] * (positions - 1)
 
 
@@ -280,8 +282,8 @@ def run_acceptance(fam, task: str | None = None, records: list[dict] | None = No
     if fam.random_weights:
         return {pair: [0.0] for pair in pairs}, "no draft accepted (random weights)"
     table = {(r, p): [ASSUMED_MAG] if p == "mag" else paper_row(ASSUMED_FIRST) for r, p in pairs}
-    return table, (f"an assumed acceptance ({ASSUMED_FIRST} at a draft's first token falling to {PAPER_AT_30} by its "
-                   f"30th; MaG {ASSUMED_MAG})")
+    return table, (f"an assumed acceptance ({ASSUMED_FIRST} at each position of a draft given the earlier ones, the "
+                   f"paper's profile; MaG {ASSUMED_MAG})")
 
 
 def _tree_seconds(plan, table: dict, cm: CostModel, tokens: int, cache_start: float) -> float:
