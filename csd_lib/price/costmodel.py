@@ -98,6 +98,15 @@ def constant_fit(seconds) -> CallFit:
     return CallFit([med, 0.0, 0.0, 0.0, 0.0], *_quality(y, np.full_like(y, med)))
 
 
+def _corners(n, L) -> tuple[np.ndarray, np.ndarray]:
+    """The (n, L) points where a fitted t(n, L) is lowest over the rectangle of ``n`` and ``L`` (it is bilinear
+    for n >= 2, plus a single-token term): n at 1, 2 and the largest (or the two ends), L at both ends."""
+    n, L = np.asarray(n, dtype=float).ravel(), np.asarray(L, dtype=float).ravel()
+    lo, hi = n.min(), n.max()
+    ns = sorted({lo, hi} | ({2.0} if lo == 1 and hi >= 2 else set()))
+    return [a.ravel() for a in np.meshgrid(ns, [L.min(), L.max()])]
+
+
 def fit_call(n, L, seconds) -> CallFit:
     """Least-squares fit of t(n, L) = a + b n + c L + d n L + e [n = 1], with R² and max relative error.
 
@@ -121,13 +130,17 @@ def fit_call(n, L, seconds) -> CallFit:
         const.note = f"{few}: their median, {1e3 * const.coef[0]:.3f} ms per call"
         return const
     coef, r2, rel = least_squares(X, y)
-    coef = list(coef) + [0.0] * (5 - len(coef))
-    if r2 >= MIN_R2:
+    fit = CallFit([float(v) for v in list(coef) + [0.0] * (5 - len(coef))], r2, rel)
+    low = float(np.min(fit(*_corners(n, L))))
+    if r2 >= MIN_R2 and low >= 0:
         kept = " + ".join(("a", "b n", "c L", "d n L")[:X.shape[1]])
-        return CallFit([float(v) for v in coef], r2, rel, f"{few}: fitted {kept} only" if short else None)
+        fit.note = f"{few}: fitted {kept} only" if short else None
+        return fit
     const = constant_fit(y)
-    const.note = (f"{few + '; ' if short else ''}the t(n, L) fit explains R² = {r2:.2f} < {MIN_R2} of {len(y)} "
-                  f"timings: replaced by their median, {1e3 * const.coef[0]:.3f} ms per call")
+    why = (f"the t(n, L) fit explains R² = {r2:.2f} < {MIN_R2} of {len(y)} timings" if r2 < MIN_R2 else
+           f"the t(n, L) fit gives {1e3 * low:.3f} ms, below 0, inside the grid it was measured on")
+    const.note = (f"{few + '; ' if short else ''}{why}: replaced by their median, {1e3 * const.coef[0]:.3f} ms "
+                  f"per call")
     return const
 
 
@@ -252,3 +265,42 @@ def scaled(cost_model: CostModel, factors: dict[str, float]) -> CostModel:
     start = {n: s * factors.get(n, 1.0) for n, s in cost_model.start.items()}
     return CostModel(cost_model.family, cost_model.device, fwd, cost_model.review, cost_model.mag, start, cost_model.cache_length,
                      dict(cost_model.env, depth_scale=factors), cost_model.samples)
+
+
+PRICED_N = (1, 2, 4, 8, 16, 32)  # tokens a call scores where a cost model must give a price (the measured grid)
+
+
+def _priced_grid(cost_model: CostModel, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The (n, L) points where ``name``'s calls must cost 0 s or more: the corners of the grid it was measured on,
+    where the cost model holds its timings, else :data:`PRICED_N` from half to twice its cache length (the
+    review: at L = 0)."""
+    rows = [s for s in cost_model.samples if s[0] == name and s[1] > 0]
+    if rows:
+        return _corners([r[1] for r in rows], [r[2] for r in rows])
+    cache = [0.0] if name == "review" else [0.5 * cost_model.cache_length, 2.0 * cost_model.cache_length]
+    return _corners(PRICED_N, cache)
+
+
+def cost_problem(cost_model: CostModel, family: str | None = None, models=()) -> str | None:
+    """Why ``cost_model`` cannot price ``family``'s ``models``, in words, or None: every number must be finite,
+    every call (:func:`_priced_grid`), start, review and MaG cost non-negative; given ``family``, the model must be that family's (or per-call constants, family 'constant');
+    given ``models``, it must price every one of them."""
+    cm = cost_model
+    numbers = {"mag": cm.mag, "cache_length": cm.cache_length, **{f"start of {k}": v for k, v in cm.start.items()}}
+    numbers |= {f"{k} coefficients": list(f.coef) for k, f in [*cm.forward.items(), ("review", cm.review)]}
+    bad = next((k for k, v in numbers.items() if not np.isfinite(np.asarray(v, dtype=float)).all()), None)
+    if bad:
+        return f"its {bad} are not all finite numbers ({numbers[bad]})" if "coef" in bad else \
+            f"its {bad} is not a finite number ({numbers[bad]})"
+    if cm.cache_length <= 0 or cm.mag < 0 or any(v < 0 for v in cm.start.values()):
+        return f"it holds a negative cost or cache length (mag {cm.mag}, starts {cm.start}, cache {cm.cache_length})"
+    for name, fit in [*cm.forward.items(), ("review", cm.review)]:
+        low = float(np.min(fit(*_priced_grid(cm, name))))
+        if low < 0:
+            return f"its {name} call costs {low:.3g} s somewhere on the grid it prices (a cost below 0)"
+    if family is not None and cm.family not in (family, "constant"):
+        return f"it is the cost model of {cm.family!r}, not of {family!r}"
+    missing = [m for m in models if m not in cm.forward]
+    if missing:
+        return f"it prices {sorted(cm.forward)}, not {', '.join(map(repr, missing))} of {family or 'this family'}"
+    return None

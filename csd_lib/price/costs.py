@@ -51,7 +51,7 @@ from ..fileio import write_atomic
 from ..logs import seconds_bar
 from ..measure.machine import (Match, device_name, environment, fingerprint, machine_key, match_fingerprints,
                                run_fingerprint)
-from .costmodel import CallFit, CostModel, fit_call, overhead_fit
+from .costmodel import CallFit, CostModel, cost_problem, fit_call, overhead_fit
 from .pricing import method_seconds, run_acceptance
 
 log = logging.getLogger(__name__)
@@ -133,14 +133,13 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
     size = _size_run(fam, prompt_ids, len(ov_prompts), grids, n_grid, seconds, warmup, min_reps)
     n_grid, reps, points = size["n_grid"], size["reps"], size["points"]
     weight = {lm.name: {n: c * len(grids[lm.name]) for n, c in size["cost"][lm.name].items()} for lm in lms}
-    bar = seconds_bar(sum(w for ws in weight.values() for w in ws.values()) * (warmup + reps),
-                      f"cost model {fam.name}", leave=False)
     clock = cost_clock()
     samples: list[list] = []
-    for lm in lms:                     # every point is timed once per round, rounds interleave
-        samples += _time_points(lm, prompt_ids, grids[lm.name], n_grid, warmup + reps, warmup, clock,
-                                lambda n, w=weight[lm.name]: bar.update(w[n] / len(grids[lm.name])))
-    bar.close()
+    with seconds_bar(sum(w for ws in weight.values() for w in ws.values()) * (warmup + reps),
+                     f"cost model {fam.name}", leave=False) as bar:  # cleared before an error is printed
+        for lm in lms:                     # every point is timed once per round, rounds interleave
+            samples += _time_points(lm, prompt_ids, grids[lm.name], n_grid, warmup + reps, warmup, clock,
+                                    lambda n, w=weight[lm.name]: bar.update(w[n] / len(grids[lm.name])))
     overhead = engine_overhead(fam, ov_prompts, max_new_tokens=size["ov_tokens"], rounds=size["ov_rounds"])
     forward, start, notes = _fit_samples(fam, samples, overhead)
     mid = float(np.mean(grids[fam.target.name]))
@@ -328,26 +327,38 @@ def save_costs(cost_model: CostModel, path: Path | None = None) -> Path:
 
 
 def load_costs(family_name: str, device: str | None = None, path: Path | None = None) -> CostModel | None:
-    """The stored cost model of a family on this device, or None when none was measured."""
+    """The stored cost model of a family on this device, or None when none was measured; one that cannot price
+    (:func:`csd_lib.price.costmodel.cost_problem`: not finite, a cost below 0, another family's): ValueError."""
     path = Path(path) if path else cost_path(family_name, device)
     if not path.exists():
         return None
-    return CostModel.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    cm = CostModel.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    problem = cost_problem(cm, family_name)
+    if problem:
+        raise ValueError(f"the stored cost model {path} cannot be used: {problem}; re-measure it with "
+                         f"`python -m csd_lib costs --family {family_name}`")
+    return cm
 
 
-def read_cost_file(path):
-    """The CostModel in a JSON file written by ``python -m csd_lib costs --out``; missing or malformed: ValueError."""
-    fix = f"write one with `python -m csd_lib costs --family FAMILY --out {path}`, or pass --costs none"
+def read_cost_file(path, family: str | None = None, models=()) -> CostModel:
+    """The CostModel in a JSON file written by ``python -m csd_lib costs --out``, checked to price ``family``'s
+    ``models`` (:func:`csd_lib.price.costmodel.cost_problem`); missing, malformed or unfit: ValueError."""
+    fix = f"write one with `python -m csd_lib costs --family {family or 'FAMILY'} --out {path}`"
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ValueError(f"--costs {path}: no such file; {fix}") from None
+        raise ValueError(f"--costs {path}: no such file; {fix}, or pass --costs none") from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
-        raise ValueError(f"--costs {path} cannot be read ({type(e).__name__}); {fix}") from None
+        raise ValueError(f"--costs {path} cannot be read ({type(e).__name__}); {fix}, or pass --costs none") from None
     try:
-        return CostModel.from_dict(json.loads(text))
+        cm = CostModel.from_dict(json.loads(text))
     except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise ValueError(f"--costs {path} is not a cost model ({type(e).__name__}: {e}); {fix}") from None
+        raise ValueError(f"--costs {path} is not a cost model ({type(e).__name__}: {e}); {fix}, or pass --costs "
+                         f"none") from None
+    problem = cost_problem(cm, family, models)
+    if problem:
+        raise ValueError(f"--costs {path} cannot price {family or 'this family'}: {problem}; {fix}")
+    return cm
 
 
 class CostChoice(NamedTuple):
@@ -464,7 +475,7 @@ def bench_costs(fam, spec=None, seconds: float = 10.0, records=None,
     run = run_fingerprint(records or [])
     reference = run["reference"] if run else None
     if spec:
-        cm = read_cost_file(spec)
+        cm = read_cost_file(spec, fam.name, [lm.name for lm in fam.models])
         return cm, match_fingerprints(fingerprint(environment(fam.target.device), reference), cost_fingerprint(cm))
     cm, m, _, _ = costs_for(fam, reference, seconds, prompt_ids)
     return cm, m

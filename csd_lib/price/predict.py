@@ -68,6 +68,7 @@ SD_KS = tuple(range(1, 25))
 VERTICAL_KS = tuple(range(1, 17))
 CPU_MAX_LAYERS = 2       # the depth measured on a CPU unless --max-layers says otherwise
 MC_MAX_STEPS = 32        # top-level steps simulated per generation at most (low acceptance: 1 token a step)
+PRICED_TOKENS = 128      # a generation's length priced where neither max_new_tokens nor a results file says
 RATIO_GRID = tuple(np.geomspace(0.005, 1.0, 12))  # the x axis: largest drafter's step over the target's
 TIE = 0.05  # CSD within this share of SD's predicted speedup: a tie
 
@@ -370,7 +371,7 @@ def paper_ratios() -> dict[str, tuple[float, str]]:
 
 @dataclass
 class RatioSweep:
-    """Predicted speedups against the cost ratio (see the module docstring)."""
+    """Predicted speedups against the cost ratio (see the comment above :func:`cost_ratios`)."""
     family: str
     drafter: str                       # the largest drafter: its ratio is the x axis
     measured: float                    # its ratio under the cost model (factor 1: this machine)
@@ -438,7 +439,7 @@ def ratio_sweep(records, cost_model: CostModel, ratios=RATIO_GRID, n_sim: int = 
                       smallest, _ratio(cost_model, smallest) / measured, plans, cost_model, n_sim)
 
 
-# -- acceptance profiles -----------------------------------------------------------------------
+# -- for a device (python -m csd_lib predict): acceptance profiles -------------------------------
 
 def paper_table(levels: list[str], t5: bool = True) -> tuple[dict, list[str]]:
     """The paper's profile for a T5 family (``t5``) with drafters ``base``, ``small`` (or one) and MaG."""
@@ -636,15 +637,14 @@ def price_grid(neural: list[str], k, lenience: float, cost_model: CostModel, tab
               for g in grid + ([own] if own not in grid else [])]
     rows = []
     work = [mc_work(plan) for _, plan, _ in plans]
-    bar = tqdm(total=sum(work), desc="predict: pricing plans", disable=not progress, file=sys.stderr,
-               bar_format="{l_bar}{bar}| [{elapsed}<{remaining}]")
-    for (method, plan, extra), w in zip(plans, work):
-        tokens, start = shape_for(method)
-        price_ = price_plan(plan, table_for(method, plan), cost_model, tokens, start, n_sim=n_sim,
-                            max_steps=max_steps)
-        rows.append(_row(method, plan, price_, **extra, **({"capped": True} if price_.get("capped") else {})))
-        bar.update(w)
-    bar.close()
+    with tqdm(total=sum(work), desc="predict: pricing plans", disable=not progress, file=sys.stderr,
+              bar_format="{l_bar}{bar}| [{elapsed}<{remaining}]") as bar:  # closed before an error is printed
+        for (method, plan, extra), w in zip(plans, work):
+            tokens, start = shape_for(method)
+            price_ = price_plan(plan, table_for(method, plan), cost_model, tokens, start, n_sim=n_sim,
+                                max_steps=max_steps)
+            rows.append(_row(method, plan, price_, **extra, **({"capped": True} if price_.get("capped") else {})))
+            bar.update(w)
     return rows
 
 
@@ -668,15 +668,15 @@ def best_rows(rows: list[dict]) -> dict:
 
 
 def predict_for_device(family_name: str | None, acceptance: str = "paper", device=None, max_layers: int | None = None,
-             cost_file: str | None = None, max_new_tokens: int = 128, prompt_tokens: int = 100,
+             cost_file: str | None = None, max_new_tokens: int | None = None, prompt_tokens: int = 100,
              seconds: float = 20.0, n_sim: int = 4000, *, target: str | None = None, drafters=None,
              costs: str | None = None, max_steps: int | None = MC_MAX_STEPS, progress: bool = False) -> dict:
-    """Predicted tokens/s and speedup of every method on ``device`` (see the module docstring).
+    """Predicted tokens/s and speedup of every method on ``device``, the CLI's ``predict`` (see the module docstring).
 
     ``acceptance``: 'paper', a bench results JSONL, or rates (:func:`parse_rates`). ``cost_file``: a
     cost model JSON to price with instead of measuring (``costs``: its former keyword, which notebook
-    05 passes). ``max_new_tokens``, ``prompt_tokens``: the generation priced (a results file gives its
-    own, per method). ``target``, ``drafters``: your own models instead of ``family_name``
+    05 passes). ``max_new_tokens``, ``prompt_tokens``: the generation priced (``max_new_tokens`` None: a results
+    file's own length per method, else :data:`PRICED_TOKENS`; a results file gives its own prompt). ``target``, ``drafters``: your own models instead of ``family_name``
     (:func:`family_spec`). ``max_steps``: the Monte Carlo's cap on steps per generation
     (:func:`csd_lib.price.ewif.predict_speedup`; a note says how many plans reached it); ``progress``: a bar
     on stderr over the plans priced. Checks every input before anything is built.
@@ -686,7 +686,7 @@ def predict_for_device(family_name: str | None, acceptance: str = "paper", devic
     family_name, real, neural = spec["name"], spec["real"], spec["neural"]
     levels = ["target", *neural, "mag"]
     table, recs, notes = _acceptance_source(acceptance, levels, spec)
-    cm = read_cost_file(cost_file) if cost_file else None
+    cm = read_cost_file(cost_file, family_name, levels[:-1]) if cost_file else None
     info = config.describe_device(device)
     out = {"family": family_name, "device": device_name(device) if device is not None else device_name(),
            "acceptance": acceptance}
@@ -703,8 +703,10 @@ def predict_for_device(family_name: str | None, acceptance: str = "paper", devic
     else:
         out["device"] = cm.device
         notes.append(f"costs: {cost_file} (measured on {cm.device}): {_costs_machine(spec, device, cm).describe()}")
-    own_shape = (float(max_new_tokens), 1.0 if spec["seq2seq"] else float(prompt_tokens))
-    table_for, shape_for = _pricing_inputs(recs, table, levels, cm, own_shape)
+    own_shape = (float(max_new_tokens or PRICED_TOKENS), 1.0 if spec["seq2seq"] else float(prompt_tokens))
+    table_for, shape_for = _pricing_inputs(recs, table, levels, cm, own_shape, max_new_tokens)
+    if recs is not None and max_new_tokens is not None:
+        notes.append(f"length: each generation priced at {max_new_tokens} tokens (max_new_tokens), not its runs' own")
     rows = price_grid(neural, spec["k"], spec["lenience"], cm, table_for, shape_for, n_sim=n_sim,
                       max_steps=max_steps, progress=progress)
     capped = sum(r.get("capped", False) for r in rows)
@@ -763,9 +765,11 @@ def _measured_costs(spec: dict, device, max_layers: int | None, prompt_tokens: i
     return cm, depth
 
 
-def _pricing_inputs(recs, table, levels: list[str], cost_model: CostModel, own_shape: tuple[float, float]):
+def _pricing_inputs(recs, table, levels: list[str], cost_model: CostModel, own_shape: tuple[float, float],
+                    max_new_tokens: int | None = None):
     """(table_for(method, plan), shape_for(method)) for :func:`price_grid`: from a results file's records
-    (each method's own runs, else all pooled; their lengths) or one table and ``own_shape``."""
+    (each method's own runs, else all pooled; their lengths, or ``max_new_tokens`` where given) or one table and
+    ``own_shape``."""
     if recs is None:
         return (lambda method, plan: table), (lambda method: own_shape)
     best = {m: list(v.values()) for m, v in fastest(recs).items()}
@@ -781,7 +785,7 @@ def _pricing_inputs(recs, table, levels: list[str], cost_model: CostModel, own_s
 
     def shape_for(method):
         rs = best.get(run_of.get(method, method)) or best.get("ar") or next(iter(best.values()))
-        toks = float(np.mean([r.n_tokens for r in rs]))
+        toks = float(max_new_tokens) if max_new_tokens is not None else float(np.mean([r.n_tokens for r in rs]))
         return toks, float(np.mean([cost_model.cache_length if r.cache_start is None else r.cache_start for r in rs]))
     return table_for, shape_for
 

@@ -132,7 +132,7 @@ def test_measure_save_load_roundtrip(tmp_path, machine):
     assert len([s for s in cm.samples if s[1] > 0]) == cm.env["points"] in (3 * 4 * 2, 3 * 2 * 2)
     assert cm.env["threads"] >= 1 and cm.env["torch"]
     path = save_costs(cm, tmp_path / "c.json")
-    back = load_costs("x", path=path)
+    back = load_costs(cm.family, path=path)
     assert back.forward["target"].coef == cm.forward["target"].coef and back.mag == cm.mag
     assert load_costs("x", path=tmp_path / "missing.json") is None
     with pytest.raises(ValueError, match="no model 'huge'"):
