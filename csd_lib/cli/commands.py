@@ -80,12 +80,12 @@ def cmd_demo(args) -> None:
     run_demo(args.family or config.FAMILY, n_prompts=args.n, max_new_tokens=args.max_new_tokens)
 
 
-# long: every check before the family loads, then the priced run and its summary, in order
 def _named_family(args) -> str | None:
     """The family a command names before it loads (``--family`` or the default), None for ``--target`` models."""
     return None if getattr(args, "target", None) else args.family or config.FAMILY
 
 
+# long: every check before the family loads, then the priced run and its summary, in order
 def cmd_bench(args) -> None:
     """Benchmark: every check first (arguments, files, the task's size), then the family, the run, the summary."""
     methods = args.methods.split(",")
@@ -176,10 +176,10 @@ def cmd_predict(args) -> None:
         raise ValueError("--drafters needs --target (your own target's hub id or folder)")
     if args.target is not None and args.family is not None:
         raise ValueError("give --family or --target/--drafters, not both")
-    res = predict_for_device(None if args.target else args.family or config.FAMILY, args.acceptance, device=args.device,
-                   max_layers=args.max_layers, cost_file=args.costs, max_new_tokens=args.max_new_tokens,
-                   prompt_tokens=args.prompt_tokens, seconds=args.seconds, target=args.target, drafters=drafters,
-                   progress=True)
+    res = predict_for_device(_named_family(args), args.acceptance, device=args.device, max_layers=args.max_layers,
+                             cost_file=args.costs, max_new_tokens=args.max_new_tokens,
+                             prompt_tokens=args.prompt_tokens, seconds=args.seconds, target=args.target,
+                             drafters=drafters, progress=True)
     if args.out:
         write_atomic(args.out, json.dumps(res) + "\n", "--out")
     print(json.dumps(res) if args.json else format_device_prediction(res), flush=True)

@@ -283,8 +283,8 @@ def _priced_grid(cost_model: CostModel, name: str) -> tuple[np.ndarray, np.ndarr
 
 def cost_problem(cost_model: CostModel, family: str | None = None, models=()) -> str | None:
     """Why ``cost_model`` cannot price ``family``'s ``models``, in words, or None: every number must be finite,
-    every call (:func:`_priced_grid`), start, review and MaG cost non-negative; given ``family``, the model must be that family's (or per-call constants, family 'constant');
-    given ``models``, it must price every one of them."""
+    every call (:func:`_priced_grid`), start, review and MaG cost non-negative; given ``family``, the model must
+    be that family's (or per-call constants, family 'constant'); given ``models``, it must price every one."""
     cm = cost_model
     numbers = {"mag": cm.mag, "cache_length": cm.cache_length, **{f"start of {k}": v for k, v in cm.start.items()}}
     numbers |= {f"{k} coefficients": list(f.coef) for k, f in [*cm.forward.items(), ("review", cm.review)]}

@@ -54,8 +54,8 @@ from ..measure.machine import device_name, environment, fingerprint, match_finge
 from ..measure.bench import task_k
 from ..measure.records import HF_METHODS, BenchRecord, as_records, fastest, other_run, read_records
 from .costmodel import CostModel, scaled
-from .costs import (PROBE_START, cost_fingerprint, costs_for, measure_costs, probe_cost_model, read_cost_file, reference_of,
-                    step_costs)
+from .costs import (PROBE_START, cost_fingerprint, costs_for, measure_costs, probe_cost_model, read_cost_file,
+                    reference_of, step_costs)
 from .ewif import COST_MODELS, predict_speedup
 from .pricing import (ASSUMED_MAG, PAPER_AT_30, TWINS, method_seconds, paper_row, price_plan, price_tree_plan,
                       rank_plan_budgets, run_acceptance)
@@ -206,8 +206,8 @@ def prediction_limits(records, cost_model, vertical_records=None, n_sim: int = 2
     budget repeats its pooled rate): SD every k in ``sd_ks``; CSD every K of
     :func:`candidate_grid` (plus the run's own) at the run's lenience, since
     draft-to-draft rows are measured at that lenience only; the vertical cascade every k in
-    ``vertical_ks`` (the ``csd`` lines of ``vertical_records``). Each is priced like :func:`predict_from_runs` (walltime) and with
-    parameter-ratio costs (``swi_ms``). Returns, per method, ``{"preset": ..., "best_walltime":
+    ``vertical_ks`` (the ``csd`` lines of ``vertical_records``). Each is priced like :func:`predict_from_runs`
+    (walltime) and with parameter-ratio costs (``swi_ms``). Returns, per method, ``{"preset": ..., "best_walltime":
     ..., "best_swi": ...}``, each ``{"k", "walltime", "swi_ms"}``.
     """
     best = fastest(records)
@@ -455,8 +455,9 @@ def paper_table(levels: list[str], t5: bool = True) -> tuple[dict, list[str]]:
         for proposer in levels[i + 1:]:
             table[(reviewer, proposer)] = [ASSUMED_MAG] if proposer == "mag" else paper_row(PAPER_FIRST[proposer])
     notes = [f"acceptance: paper Fig. 2 (FLAN-T5, GSM8K/MMLU): position 1 at "
-             f"{', '.join(f'{d} {PAPER_FIRST[d]}' for d in neural)}, each later position accepted at that rate given the "
-             f"earlier ones (the paper's i.i.d. model), so the share accepted falls below {PAPER_AT_30} by position 30",
+             f"{', '.join(f'{d} {PAPER_FIRST[d]}' for d in neural)}, each later position accepted at that rate "
+             f"given the earlier ones (the paper's i.i.d. model), so the share accepted falls below {PAPER_AT_30} by "
+             f"position 30",
              f"assumed (not published): each drafter keeps that profile under every reviewer (draft-to-draft "
              f"included) and MaG's tokens are accepted at {ASSUMED_MAG} per position"]
     return table, notes
@@ -676,8 +677,8 @@ def predict_for_device(family_name: str | None, acceptance: str = "paper", devic
     ``acceptance``: 'paper', a bench results JSONL, or rates (:func:`parse_rates`). ``cost_file``: a
     cost model JSON to price with instead of measuring (``costs``: its former keyword, which notebook
     05 passes). ``max_new_tokens``, ``prompt_tokens``: the generation priced (``max_new_tokens`` None: a results
-    file's own length per method, else :data:`PRICED_TOKENS`; a results file gives its own prompt). ``target``, ``drafters``: your own models instead of ``family_name``
-    (:func:`family_spec`). ``max_steps``: the Monte Carlo's cap on steps per generation
+    file's own length per method, else :data:`PRICED_TOKENS`; a results file gives its own prompt).
+    ``target``, ``drafters``: your own models instead of ``family_name`` (:func:`family_spec`). ``max_steps``: the Monte Carlo's cap on steps per generation
     (:func:`csd_lib.price.ewif.predict_speedup`; a note says how many plans reached it); ``progress``: a bar
     on stderr over the plans priced. Checks every input before anything is built.
     """
