@@ -14,7 +14,7 @@ import importlib
 
 from .logs import set_verbosity  # installs the library's stderr handler on import
 
-# public name -> the module (under csd_lib) that defines it
+# public name -> the module (under csd_lib) that defines it, or "module:name" for a name kept as an alias
 _API = {
     "generate": "engine.cascade", "build_cascade": "engine.cascade", "METHODS": "engine.plan",
     "Plan": "engine.plan", "make_plan": "engine.plan", "vertical_k": "engine.plan",
@@ -22,8 +22,8 @@ _API = {
     "Family": "families.family", "FAMILIES": "families.family", "load_family": "families.family",
     "random_family": "families.toy", "load_task": "families.tasks",
     "run_bench": "measure.bench", "read_records": "measure.records", "check_identical": "measure.lossless",
-    "measure_costs": "price.timing", "load_costs": "price.costfile", "predict_speedup": "price.ewif",
-    "price_plan": "price.pricing", "forecast": "price.forecast", "tune": "price.tune",
+    "measure_costs": "price.costs", "load_costs": "price.costs", "predict_speedup": "price.ewif",
+    "price_plan": "price.pricing", "forecast": "price.predict:predict_for_device", "tune": "price.tune",
     "summarize": "report.summary", "format_table": "report.summary",
     "live_panel": "teach.panel", "LivePanel": "teach.panel",
 }
@@ -34,7 +34,8 @@ __all__ = [*_API, "set_verbosity", *_SUBPACKAGES]
 
 def __getattr__(name: str):
     if name in _API:
-        value = getattr(importlib.import_module(f".{_API[name]}", __name__), name)
+        module, _, attr = _API[name].partition(":")
+        value = getattr(importlib.import_module(f".{module}", __name__), attr or name)
     elif name in _SUBPACKAGES:
         value = importlib.import_module(f".{name}", __name__)
     else:

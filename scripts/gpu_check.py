@@ -63,7 +63,7 @@ DEFAULT_PLAN = "vicuna,flan-t5-colab:bf16,flan-t5-colab:fp16,nb:00,nb:07,flan-t5
 # at about 3 GB/s; forward calls bound by kernel launches, not by the H200 (about 20 ms for Vicuna-7B's
 # 32 layers, 12 ms for a 24-layer T5 decoder, 2 ms for vicuna-68m or a 2-layer cut); random weights
 # accept no draft, so a drafting method pays its whole draft for every token; the engine-overhead
-# generations of a cost measurement (csd_lib.price.timing) on top of its points; notebook 07's exact
+# generations of a cost measurement (csd_lib.price.costs) on top of its points; notebook 07's exact
 # sampling on the CPU (about 25 s). They add up to about 400 s of the 450 s budget.
 # A dry run's: about what its steps took on a busy shared 2-core CPU (757 s in all), less a tenth.
 ESTIMATE_S = {
@@ -199,8 +199,7 @@ def worker_costs(args) -> None:
     from csd_lib.engine.cascade import encode_prompt
     from csd_lib.families.family import load_family
     from csd_lib.families.tasks import load_task
-    from csd_lib.price.costfile import save_costs
-    from csd_lib.price.timing import measure_costs
+    from csd_lib.price.costs import measure_costs, save_costs
     t0 = time.perf_counter()
     fam = load_family(args.preset, device=args.device, dtype=args.dtype)
     if fam.target.device.type == "cuda":

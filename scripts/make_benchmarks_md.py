@@ -16,7 +16,7 @@ from csd_lib.engine.methods import CSD, MAG_ALONE, REFERENCE, SD
 from csd_lib.fileio import write_atomic
 from csd_lib.measure.machine import by_machine, describe_fingerprint, machine_key, match_fingerprints, run_fingerprint
 from csd_lib.measure.records import ALL_METHODS, PACKED, BenchRecord, as_records, read_records
-from csd_lib.price.costfile import cost_fingerprint, load_costs, stored_costs_for_run
+from csd_lib.price.costs import cost_fingerprint, load_costs, stored_costs_for_run
 from csd_lib.price.predict import prediction_limits
 from csd_lib.report.bench_stats import (csd_goal, faster_sd_run, goals, machine_speed, prediction_gaps, run_k,
                                         swi_chain)
@@ -121,7 +121,7 @@ def conditions(recs: list[dict]) -> str:
 
 def machine_lines(recs: list[dict], cm, why: str | None = None) -> list[str]:
     """The run's machine fingerprint, the cost model that prices it (``why``: which file and why,
-    :func:`csd_lib.price.costfile.stored_costs_for_run`; ``cm`` None: none matches) and how its machine compares,
+    :func:`csd_lib.price.costs.stored_costs_for_run`; ``cm`` None: none matches) and how its machine compares,
     and, where the run's lines come from more than one machine class, each class's own fingerprint and table,
     priced with the cost model of that class."""
     run = run_fingerprint(recs)
@@ -314,7 +314,7 @@ def readme_table(rows: list[dict]) -> None:
 
 
 def run_cost_model(fam: str, recs: list[dict]):
-    """The stored cost model of a run's machine class (:func:`csd_lib.price.costfile.stored_costs_for_run`: its
+    """The stored cost model of a run's machine class (:func:`csd_lib.price.costs.stored_costs_for_run`: its
     class file, else the default, each only when its fingerprint matches the run's); None when none does."""
     return stored_costs_for_run(fam, recs).cost_model
 
@@ -362,7 +362,7 @@ def class_runs(fam: str, task: str) -> list[Path]:
 
 def run_section(fam: str, task: str, path: Path, recs: list[dict]) -> dict:
     """One run's section (``lines``), priced with the stored cost model of its own machine class
-    (:func:`csd_lib.price.costfile.stored_costs_for_run`; none matching: the predictions say so), its
+    (:func:`csd_lib.price.costs.stored_costs_for_run`; none matching: the predictions say so), its
     ``headline`` goal row with the cost model's limit, and for a main run its ``readme`` row."""
     main_run = path.name == f"{fam}-{task}.jsonl"  # a class run (<fam>-<task>.<machine key>.jsonl) has no own runs
     choice = stored_costs_for_run(fam, recs)

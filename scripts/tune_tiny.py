@@ -23,7 +23,8 @@ import torch
 from csd_lib.measure.machine import environment
 from csd_lib.families.family import load_family
 from csd_lib.fileio import write_atomic
-from csd_lib.price.tune import candidate_grid, family_costs, grid_search, predict_sd, remeasure, sd_sweep, tune
+from csd_lib.price.predict import candidate_grid, family_costs
+from csd_lib.price.tune import grid_search, remeasure, sd_sweep, sd_sweep_predicted, tune
 
 ROOT = Path(__file__).resolve().parent.parent
 OWN_TASK = "synth-gsm8k"  # a tiny family's own task: its tuned K is the family's K
@@ -50,7 +51,7 @@ def tune_task(fam, task: str, cands: list, cm, n: int, budget: int, max_new_toke
     t2 = time.perf_counter()
     final = remeasure(fam, task, [(tr.best.k, tr.best.lenience), (gr.best.k, gr.best.lenience)],
                       n=n, max_new_tokens=max_new_tokens, reps=reps)
-    sd_pred = predict_sd(fam, task, n=n, max_new_tokens=max_new_tokens, cost_model=cm)
+    sd_pred = sd_sweep_predicted(fam, task, n=n, max_new_tokens=max_new_tokens, cost_model=cm)
     top = sorted(sd_pred, key=lambda k: -sd_pred[k])[:4]  # and the preset's k, so a known good one stays in
     sd = sd_sweep(fam, task, ks=tuple(sorted({*top, fam.sd_k_for(task)})), n=n, max_new_tokens=max_new_tokens,
                   reps=reps)

@@ -16,7 +16,7 @@ import argparse
 import numpy as np
 import torch
 
-from csd_lib.price.costfile import load_costs
+from csd_lib.price.costs import load_costs
 from csd_lib.families.family import load_family
 from csd_lib.price.tune import tune
 from tune_tiny import candidates

@@ -21,11 +21,9 @@ from ..families.tasks import load_task
 from ..fileio import check_output_path, write_atomic
 from ..measure.bench import duration, results_lock, resume_problem, run_bench
 from ..measure.records import read_records
-from ..price.costfile import bench_costs, load_costs, read_cost_file, save_costs
-from ..price.estimate import bench_prices, generation_seconds
-from ..price.forecast import forecast, format_forecast, read_acceptance_file
-from ..price.predict import format_budget_ranking, rank_run_budgets
-from ..price.timing import measure_costs
+from ..price.costs import bench_costs, load_costs, measure_costs, read_cost_file, save_costs
+from ..price.predict import (PRICED_TOKENS, bench_prices, format_budget_ranking, format_device_prediction,
+                             generation_seconds, predict_for_device, rank_run_budgets, read_acceptance_file)
 from ..price.tune import tree_budget_grid, tune_tree
 from ..report.summary import format_table, summarize, summary_json
 from ..teach.demo import run_demo
@@ -83,6 +81,11 @@ def cmd_demo(args) -> None:
     run_demo(args.family or config.FAMILY, n_prompts=args.n, max_new_tokens=args.max_new_tokens)
 
 
+def _named_family(args) -> str | None:
+    """The family a command names before it loads (``--family`` or the default), None for ``--target`` models."""
+    return None if getattr(args, "target", None) else args.family or config.FAMILY
+
+
 # long: every check before the family loads, then the priced run and its summary, in order
 def cmd_bench(args) -> None:
     """Benchmark: every check first (arguments, files, the task's size), then the family, the run, the summary."""
@@ -103,7 +106,7 @@ def cmd_bench(args) -> None:
     check_max_new_tokens(args.max_new_tokens)
     args.k = read_k(args.k)
     check_outputs((args.out, "--out"), (args.summary_json, "--summary-json"), (args.plot, "--plot"))
-    cost_model = read_cost_file(args.costs) if args.costs not in (None, "none") else None
+    cost_model = read_cost_file(args.costs, _named_family(args)) if args.costs not in (None, "none") else None
     out = Path(args.out)
     read_records(out)  # a results file to resume must be readable before any model loads
     examples = load_task(args.task, args.split, args.n)
@@ -174,13 +177,13 @@ def cmd_predict(args) -> None:
         raise ValueError("--drafters needs --target (your own target's hub id or folder)")
     if args.target is not None and args.family is not None:
         raise ValueError("give --family or --target/--drafters, not both")
-    res = forecast(None if args.target else args.family or config.FAMILY, args.acceptance, device=args.device,
-                   max_layers=args.max_layers, cost_file=args.costs, max_new_tokens=args.max_new_tokens,
-                   prompt_tokens=args.prompt_tokens, seconds=args.seconds, target=args.target, drafters=drafters,
-                   progress=True)
+    res = predict_for_device(_named_family(args), args.acceptance, device=args.device, max_layers=args.max_layers,
+                             cost_file=args.costs, max_new_tokens=args.max_new_tokens,
+                             prompt_tokens=args.prompt_tokens, seconds=args.seconds, target=args.target,
+                             drafters=drafters, progress=True)
     if args.out:
         write_atomic(args.out, json.dumps(res) + "\n", "--out")
-    print(json.dumps(res) if args.json else format_forecast(res), flush=True)
+    print(json.dumps(res) if args.json else format_device_prediction(res), flush=True)
 
 
 def predict_trees(args) -> None:
@@ -191,7 +194,7 @@ def predict_trees(args) -> None:
         raise ValueError(f"--measure is how many of the best priced budgets to measure, 0 or more; got {args.measure}")
     if args.target is not None and args.family is not None:
         raise ValueError("give --family or --target/--drafters, not both")
-    cost_model = read_cost_file(args.costs) if args.costs else None
+    cost_model = read_cost_file(args.costs, _named_family(args)) if args.costs else None
     if args.acceptance == "paper":
         rows, measured, best, source = _budgets_by_probe(args, budgets, cost_model)
     elif Path(args.acceptance).suffix in (".jsonl", ".json") or Path(args.acceptance).exists():
@@ -231,7 +234,7 @@ def _budgets_by_probe(args, budgets, cost_model) -> tuple[list[dict], dict, tupl
     fam = load_from_args(args)
     task = args.task or fam.task
     res = tune_tree(fam, task, args.method, budgets, measure=args.measure, n=args.n,
-                    max_new_tokens=args.max_new_tokens, cost_model=cost_model)
+                    max_new_tokens=args.max_new_tokens or PRICED_TOKENS, cost_model=cost_model)
     source = f"a probe of {args.n} {task} validation prompts at budget {list(res.probe)}"
     return res.ranked, res.measured, res.best, source
 

@@ -102,11 +102,14 @@ def _std(name: str, shape: torch.Size, cfg: dict) -> float | None:
     return f * shape[1] ** -0.5     # k, v, o, wi_0, wi_1, wo: 1 / sqrt(fan-in)
 
 
-def shadow_model(cfg: dict, seed: int = 0, device=None, dtype: torch.dtype = STORE_DTYPE):
+def shadow_model(cfg: dict, seed: int = 0, device=None, dtype: torch.dtype = STORE_DTYPE,
+                 keep_fp32: tuple[str, ...] = ()):
     """A random model of the config at the scales of transformers' own initialisation, in eval mode.
 
     Built on the meta device and filled in one pass (transformers' init of a full-width
-    model takes minutes on a CPU); on a GPU the random numbers are drawn there.
+    model takes minutes on a CPU); on a GPU the random numbers are drawn there. ``keep_fp32``: module
+    names kept in fp32 whatever ``dtype`` is, as a real load keeps them (``config.Policy.keep_fp32``:
+    T5's ``wo`` in fp16).
     """
     dev = torch.device(device or "cpu")
     with torch.device("meta"):
@@ -120,6 +123,9 @@ def shadow_model(cfg: dict, seed: int = 0, device=None, dtype: torch.dtype = STO
                 p.fill_(1.0)
             else:
                 p.copy_(torch.randn(p.shape, generator=gen, device=dev).mul_(std))
+    for name, module in model.named_modules():
+        if name.rsplit(".", 1)[-1] in keep_fp32:
+            module.float()
     return model.eval()
 
 

@@ -31,6 +31,7 @@ from ..engine.models import CLOCKS
 from ..engine.methods import REFERENCE, find, get, names
 from ..engine.plan import Plan, check_lenience, check_mag_lenience, check_max_new_tokens, make_plan
 from ..fileio import check_output_path, write_atomic
+from ..logs import seconds_bar
 from .machine import environment
 from .records import base_method, is_baseline, other_run, read_records, unpack
 
@@ -304,13 +305,6 @@ def use_clock(family, clock: str):
             lm.meter.clock = c
 
 
-def seconds_bar(total_s: float, desc: str, disable: bool = False, leave: bool = True):
-    """A progress bar (stderr) over ``total_s`` predicted seconds of work: ``update(s)`` as each item of predicted
-    ``s`` seconds is done, so the time left that it shows weighs every item by its cost."""
-    return tqdm(total=max(total_s, 1e-9), desc=desc, disable=disable, leave=leave, unit="s",
-                bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s predicted [{elapsed}<{remaining}]")
-
-
 def duration(seconds: float) -> str:
     """``seconds`` for a person: 'N s' under two minutes, else minutes, else hours."""
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min" if seconds < 7200 else \
@@ -368,7 +362,7 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     file keeps the first of duplicate (example, method, repeat) lines. Ctrl-C raises
     :class:`BenchInterrupted` (a KeyboardInterrupt) after the last complete line.
     ``predicted``: seconds of one run of each method at ``max_new_tokens``, priced before the run
-    (:func:`csd_lib.price.estimate.bench_prices`); without it each method's warm-up time, scaled to
+    (:func:`csd_lib.price.predict.bench_prices`); without it each method's warm-up time, scaled to
     ``max_new_tokens``, stands in. The run's time is logged from it before the (timed) work starts, as a
     warning for a hub family on the CPU, and the progress bar weighs each run by it.
     """

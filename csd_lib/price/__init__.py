@@ -1,9 +1,12 @@
-"""From acceptance and call costs to seconds.
+"""From acceptance and call costs to seconds, around two nouns: the cost of a call and the prediction.
 
-:mod:`~csd_lib.price.costmodel` is the fitted per-call cost t(n, L), measured by
-:mod:`~csd_lib.price.timing` and stored by :mod:`~csd_lib.price.costfile`;
-:mod:`~csd_lib.price.ewif` is the paper's theory and the Algorithm 1 simulator;
-:func:`~csd_lib.price.pricing.price_plan` is the one price of a plan. On top of it:
-:mod:`~csd_lib.price.predict` (a benchmark's own acceptance), :mod:`~csd_lib.price.tune`
-(choosing K and lenience) and :mod:`~csd_lib.price.forecast` (a device, before any download).
+Cost: :mod:`~csd_lib.price.costmodel` is the :class:`~csd_lib.price.costmodel.CostModel`, what one call of
+each model costs as a fitted function (also built from per-call constants or a family's load probe);
+:mod:`~csd_lib.price.costs` measures one on this machine, stores it and chooses the stored one that fits
+this machine class. Prediction: :mod:`~csd_lib.price.ewif` is the paper's theory and the Algorithm 1
+simulator (:func:`~csd_lib.price.ewif.predict_speedup`); :mod:`~csd_lib.price.pricing` is the one price of a
+plan (:func:`~csd_lib.price.pricing.price_plan`) and of a method's generation before it runs;
+:mod:`~csd_lib.price.predict` holds the entry points (``predict_from_runs``, ``predict_for_device``, the CLI's
+``predict``, and ``predict_for_tuner``); :mod:`~csd_lib.price.tune` chooses K, lenience and tree budgets by
+predicting, then measuring the best few. Each module imports only those listed before it.
 """

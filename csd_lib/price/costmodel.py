@@ -1,16 +1,20 @@
-"""The per-call cost model: what one forward call of each model costs, as a fitted function.
+"""The cost model: what one forward call of each model costs, as a fitted function (:class:`CostModel`).
 
-Pure arithmetic (numpy only): :mod:`csd_lib.price.timing` measures a :class:`CostModel` on a
-machine and stores it; :func:`csd_lib.price.ewif.predict_speedup` prices a step with one. Per model,
+This is the one cost concept of the workbook: :mod:`csd_lib.price.costs` measures, stores and chooses one;
+:mod:`csd_lib.price.ewif`, :mod:`csd_lib.price.pricing` and :mod:`csd_lib.price.predict` price with one.
+Pure arithmetic over timings. Per model,
 
-    t(n, L) = a + b n + c L + d n L + e [n = 1]        (seconds, least squares)
+    t(n, L) = a + b n + c L + d n L + e [n = 1]        (seconds, least squares: :func:`fit_call`)
 
 ``n`` the tokens a call feeds, ``L`` the cache length, ``[n = 1]`` one for a single-token call
 (a decoding step runs matrix-vector kernels: on a CPU it costs well under what a line through
 the longer calls says); plus the engine's own overhead per
 review (``review(n)``) and per MaG proposal (``mag``). A fit that explains less than
-:data:`MIN_R2` of its timings' variance is replaced by their median (:func:`constant_fit`,
-:func:`overhead_fit`), and the cost model's ``fit_notes`` say which and why.
+:data:`MIN_R2` of its timings' variance, or that has too few timings for its terms, is replaced by fewer
+terms or by their median (:func:`constant_fit`, :func:`overhead_fit`), and the cost model's ``fit_notes``
+say which and why. :meth:`CostModel.constant` builds one from per-call constants (the paper's EWIF input),
+:func:`csd_lib.price.costs.probe_cost_model` from a family's load probe; :func:`scaled` multiplies a cost
+model's calls per model.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import logging
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+
 
 log = logging.getLogger(__name__)
 
@@ -93,26 +98,49 @@ def constant_fit(seconds) -> CallFit:
     return CallFit([med, 0.0, 0.0, 0.0, 0.0], *_quality(y, np.full_like(y, med)))
 
 
+def _corners(n, L) -> tuple[np.ndarray, np.ndarray]:
+    """The (n, L) points where a fitted t(n, L) is lowest over the rectangle of ``n`` and ``L`` (it is bilinear
+    for n >= 2, plus a single-token term): n at 1, 2 and the largest (or the two ends), L at both ends."""
+    n, L = np.asarray(n, dtype=float).ravel(), np.asarray(L, dtype=float).ravel()
+    lo, hi = n.min(), n.max()
+    ns = sorted({lo, hi} | ({2.0} if lo == 1 and hi >= 2 else set()))
+    return [a.ravel() for a in np.meshgrid(ns, [L.min(), L.max()])]
+
+
 def fit_call(n, L, seconds) -> CallFit:
     """Least-squares fit of t(n, L) = a + b n + c L + d n L + e [n = 1], with R² and max relative error.
 
-    A fit with R² below :data:`MIN_R2` is replaced by :func:`constant_fit` (the median
-    timing), its ``note`` saying so.
+    Fewer timings than terms (a time budget that ran out, e.g. on a busy machine) fit the leading terms only,
+    one timing to spare (one timing or two: their median, :func:`constant_fit`); a fit with R² below
+    :data:`MIN_R2` is replaced by the median timing. The ``note`` says which and why.
     """
     y = np.asarray(seconds, dtype=float).ravel()
     X = _design(n, L)
-    if len(y) != len(X) or len(y) < X.shape[1]:
-        raise ValueError(f"fit_call needs at least {X.shape[1]} timings with one (n, L) each; got {len(y)} timings "
+    if len(y) != len(X) or not len(y):
+        raise ValueError(f"fit_call needs one (n, L) for each timing and at least one timing; got {len(y)} timings "
                          f"for {len(X)} points")
     if not ((X[:, 4] == 1).any() and (X[:, 4] == 0).any()):
         X = X[:, :4]                   # all calls one token, or none: no single-token term to fit
+    short = len(y) < X.shape[1]
+    if short:                          # the leading terms only, one timing to spare
+        X = X[:, :max(1, len(y) - 1)]
+    few = f"only {len(y)} timing(s) for the terms of t(n, L) (the time budget ran out)" if short else ""
+    if X.shape[1] == 1:
+        const = constant_fit(y)
+        const.note = f"{few}: their median, {1e3 * const.coef[0]:.3f} ms per call"
+        return const
     coef, r2, rel = least_squares(X, y)
-    coef = list(coef) + [0.0] * (5 - len(coef))
-    if r2 >= MIN_R2:
-        return CallFit([float(v) for v in coef], r2, rel)
+    fit = CallFit([float(v) for v in list(coef) + [0.0] * (5 - len(coef))], r2, rel)
+    low = float(np.min(fit(*_corners(n, L))))
+    if r2 >= MIN_R2 and low >= 0:
+        kept = " + ".join(("a", "b n", "c L", "d n L")[:X.shape[1]])
+        fit.note = f"{few}: fitted {kept} only" if short else None
+        return fit
     const = constant_fit(y)
-    const.note = (f"the t(n, L) fit explains R² = {r2:.2f} < {MIN_R2} of {len(y)} timings: replaced by their "
-                  f"median, {1e3 * const.coef[0]:.3f} ms per call")
+    why = (f"the t(n, L) fit explains R² = {r2:.2f} < {MIN_R2} of {len(y)} timings" if r2 < MIN_R2 else
+           f"the t(n, L) fit gives {1e3 * low:.3f} ms, below 0, inside the grid it was measured on")
+    const.note = (f"{few + '; ' if short else ''}{why}: replaced by their median, {1e3 * const.coef[0]:.3f} ms "
+                  f"per call")
     return const
 
 
@@ -171,7 +199,7 @@ class CostModel:
             return self.mag + 0.0 * np.asarray(n, dtype=float)
         if name not in self.forward:
             raise ValueError(f"the cost model of '{self.family}' has no model {name!r}; it has "
-                             f"{sorted(self.forward)}; measure it with csd_lib.price.timing.measure_costs")
+                             f"{sorted(self.forward)}; measure it with csd_lib.price.costs.measure_costs")
         L = self.cache_length if L is None else L
         t = self.forward[name](n, L)
         return t + self.review(n) if reviews else t
@@ -229,3 +257,50 @@ class CostModel:
                              ms_1=1e3 * float(fit(1, self.cache_length)),
                              ms_17=1e3 * float(fit(17, self.cache_length))))
         return rows
+
+
+def scaled(cost_model: CostModel, factors: dict[str, float]) -> CostModel:
+    """The cost model with each model's forward and start costs multiplied by its factor."""
+    fwd = {n: CallFit([c * factors.get(n, 1.0) for c in f.coef], f.r2, f.max_rel_err) for n, f in cost_model.forward.items()}
+    start = {n: s * factors.get(n, 1.0) for n, s in cost_model.start.items()}
+    return CostModel(cost_model.family, cost_model.device, fwd, cost_model.review, cost_model.mag, start, cost_model.cache_length,
+                     dict(cost_model.env, depth_scale=factors), cost_model.samples)
+
+
+PRICED_N = (1, 2, 4, 8, 16, 32)  # tokens a call scores where a cost model must give a price (the measured grid)
+
+
+def _priced_grid(cost_model: CostModel, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The (n, L) points where ``name``'s calls must cost 0 s or more: the corners of the grid it was measured on,
+    where the cost model holds its timings, else :data:`PRICED_N` from half to twice its cache length (the
+    review: at L = 0)."""
+    rows = [s for s in cost_model.samples if s[0] == name and s[1] > 0]
+    if rows:
+        return _corners([r[1] for r in rows], [r[2] for r in rows])
+    cache = [0.0] if name == "review" else [0.5 * cost_model.cache_length, 2.0 * cost_model.cache_length]
+    return _corners(PRICED_N, cache)
+
+
+def cost_problem(cost_model: CostModel, family: str | None = None, models=()) -> str | None:
+    """Why ``cost_model`` cannot price ``family``'s ``models``, in words, or None: every number must be finite,
+    every call (:func:`_priced_grid`), start, review and MaG cost non-negative; given ``family``, the model must
+    be that family's (or per-call constants, family 'constant'); given ``models``, it must price every one."""
+    cm = cost_model
+    numbers = {"mag": cm.mag, "cache_length": cm.cache_length, **{f"start of {k}": v for k, v in cm.start.items()}}
+    numbers |= {f"{k} coefficients": list(f.coef) for k, f in [*cm.forward.items(), ("review", cm.review)]}
+    bad = next((k for k, v in numbers.items() if not np.isfinite(np.asarray(v, dtype=float)).all()), None)
+    if bad:
+        return f"its {bad} are not all finite numbers ({numbers[bad]})" if "coef" in bad else \
+            f"its {bad} is not a finite number ({numbers[bad]})"
+    if cm.cache_length <= 0 or cm.mag < 0 or any(v < 0 for v in cm.start.values()):
+        return f"it holds a negative cost or cache length (mag {cm.mag}, starts {cm.start}, cache {cm.cache_length})"
+    for name, fit in [*cm.forward.items(), ("review", cm.review)]:
+        low = float(np.min(fit(*_priced_grid(cm, name))))
+        if low < 0:
+            return f"its {name} call costs {low:.3g} s somewhere on the grid it prices (a cost below 0)"
+    if family is not None and cm.family not in (family, "constant"):
+        return f"it is the cost model of {cm.family!r}, not of {family!r}"
+    missing = [m for m in models if m not in cm.forward]
+    if missing:
+        return f"it prices {sorted(cm.forward)}, not {', '.join(map(repr, missing))} of {family or 'this family'}"
+    return None

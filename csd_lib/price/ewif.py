@@ -238,7 +238,7 @@ def simulate_vc(alpha: float, alpha_prime: float, k: int, n: int, c_d1: float, c
 # smallest), as the engine's meters give them (:func:`csd_lib.engine.stats.branch_rates`). Trees are evaluated with
 # either; they are built (:func:`best_tree`, :func:`tree_for_widths`) from rows per depth.
 
-def check_tree(parents) -> np.ndarray:
+def check_parents(parents) -> np.ndarray:
     """``parents`` as an int array, checked: each entry -1 (the root) or an earlier node."""
     par = np.asarray(list(parents), dtype=np.int64).ravel()
     bad = [i for i, p in enumerate(par.tolist()) if not -1 <= p < i]
@@ -250,7 +250,7 @@ def check_tree(parents) -> np.ndarray:
 
 def tree_depths(parents) -> np.ndarray:
     """Depth of every node (the root's children: 1)."""
-    par = check_tree(parents)
+    par = check_parents(parents)
     depth = np.zeros(par.size, dtype=np.int64)
     for i, p in enumerate(par):
         depth[i] = 1 if p < 0 else depth[p] + 1
@@ -265,7 +265,7 @@ def tree_widths(parents) -> list[int]:
 
 def sibling_ranks(parents) -> np.ndarray:
     """Each node's rank among its parent's children, in node order (0 = the first)."""
-    par = check_tree(parents)
+    par = check_parents(parents)
     seen: dict[int, int] = {}
     ranks = np.zeros(par.size, dtype=np.int64)
     for i, p in enumerate(par.tolist()):
@@ -312,7 +312,7 @@ def _rows_for(table, siblings: int) -> list[list[float]]:
 def tree_node_rates(parents, rates) -> np.ndarray:
     """Each node's conditional acceptance: ``rates[depth - 1][rank]`` (:func:`sibling_ranks`), with rates by
     sibling count the rows of its parent's number of children."""
-    table, par = _check_table(rates), check_tree(parents)
+    table, par = _check_table(rates), check_parents(parents)
     kids = np.bincount(par + 1, minlength=par.size + 1)  # children of the root (0) and of node i (i + 1)
     return np.array([_rate(_rows_for(table, int(kids[p + 1])), d, b)
                      for p, d, b in zip(par.tolist(), tree_depths(par), sibling_ranks(par))])
@@ -320,7 +320,7 @@ def tree_node_rates(parents, rates) -> np.ndarray:
 
 def tree_accept_probs(parents, rates) -> np.ndarray:
     """P(node on the accepted path) per node: its parent's, times every earlier sibling's rejection, times its rate."""
-    par, r = check_tree(parents), tree_node_rates(parents, rates)
+    par, r = check_parents(parents), tree_node_rates(parents, rates)
     prob = np.zeros(par.size)
     left: dict[int, float] = {}  # per parent: P(parent accepted and every sibling so far rejected)
     for i, p in enumerate(par.tolist()):
@@ -346,7 +346,7 @@ def expected_tokens_tree(parents, rates) -> float:
 def accepted_distribution(parents, rates) -> np.ndarray:
     """P(the review accepts ``a`` drafted tokens), ``a = 0..depth``: the accepted path ends at a node (or the root)
     whose children were all rejected, so each node adds P(accepted) times its children's rejections at its depth."""
-    par, r = check_tree(parents), tree_node_rates(parents, rates)
+    par, r = check_parents(parents), tree_node_rates(parents, rates)
     end = np.concatenate([[1.0], tree_accept_probs(par, rates)])         # (nodes + 1,) the root, then each node
     for i, p in enumerate(par.tolist()):
         end[p + 1] *= 1.0 - r[i]
@@ -357,7 +357,7 @@ def simulate_tree(parents, rates, n_sim: int = 200_000, seed: int = 0) -> dict:
     """Monte Carlo of a tree review: from the root, each child is tried in rank order and accepted w.p. its rate
     (given the earlier ones failed); the walk goes on from the accepted child, and stops where none is.
     Returns ``accepted`` (mean accepted tokens), ``accepted_se``, ``tokens_per_step`` and ``n_sim``."""
-    par, r = check_tree(parents), tree_node_rates(parents, rates)
+    par, r = check_parents(parents), tree_node_rates(parents, rates)
     kids: list[list[int]] = [[] for _ in range(par.size + 1)]              # row 0: the root, row i + 1: node i
     for i, p in enumerate(par.tolist()):
         kids[p + 1].append(i)

@@ -1,11 +1,18 @@
-"""The one price of a plan: EWIF's simulated cost per token plus each model's start, against AR; and the
-price of a token tree's review step, each model fed what the engine feeds it, to choose a tree budget
-(:func:`price_tree_plan`, :func:`rank_plan_budgets`; :func:`rank_tree_budgets` for the greedy trees of rates).
+"""The one price of a plan, and of a method's generation.
 
-:func:`price_plan` is what the bench's ``speedup_walltime_predicted`` (:mod:`csd_lib.price.predict`),
-``python -m csd_lib predict`` (:mod:`csd_lib.price.forecast`) and the tuner's ranking
-(:mod:`csd_lib.price.tune`) all call, with a :class:`csd_lib.price.costmodel.CostModel` from
-:func:`csd_lib.price.costfile.load_costs` or :func:`csd_lib.price.timing.measure_costs`.
+:func:`price_plan`: EWIF's simulated cost per token (:func:`csd_lib.price.ewif.predict_speedup`) plus each
+model's start, against AR; :func:`price_tree`, :func:`price_tree_plan`: a token tree's review step, each model
+fed what the engine feeds it, to choose a tree budget (:func:`rank_plan_budgets`; :func:`rank_tree_budgets` for
+the greedy trees of rates). Every prediction calls these: the bench's ``speedup_walltime_predicted`` and
+``python -m csd_lib predict`` (:mod:`csd_lib.price.predict`) and the tuner's ranking (:mod:`csd_lib.price.tune`),
+with a :class:`csd_lib.price.costmodel.CostModel`.
+
+A method's whole generation is priced before it runs by :func:`method_seconds` with a bench's settings, on an
+acceptance that says where it comes from (:func:`run_acceptance`: earlier runs of the family on the task, none
+for random weights, else an assumption: :func:`paper_row`); the HF baselines are priced as their twins
+(``hf-assisted`` as ``sd``, ``hf-pld`` as ``mag``); the engine's own time between calls is left out: it matters
+for the tiny families only. :func:`csd_lib.price.predict.bench_prices` and
+:func:`csd_lib.price.predict.generation_seconds` use it for a bench or a ``generate`` call.
 """
 from __future__ import annotations
 
@@ -13,9 +20,20 @@ from dataclasses import replace
 
 import numpy as np
 
+from .. import config
 from ..engine.plan import Plan
-from .ewif import (accepted_distribution, best_tree, check_tree, expected_tokens_tree, predict_speedup,
+from ..measure.acceptance import acceptance_table, complete_table
+from ..measure.bench import method_plan
+from ..measure.records import read_records
+from .costmodel import CostModel
+from .ewif import (accepted_distribution, best_tree, check_parents, expected_tokens_tree, predict_speedup,
                    simulate_drafts, tree_depths, tree_for_widths, tree_widths)
+
+PAPER_AT_30 = 0.1       # docs/REFERENCE.md, "Acceptance profile for predict": the share accepted by position 30
+ASSUMED_MAG = 0.3       # not published: MaG's rate for every reviewer (the tuner's fill for unmeasured pairs)
+ASSUMED_FIRST = 0.7     # a trained drafter's first position when no run says otherwise (the paper's small, Fig. 2)
+TWINS = {"hf-assisted": "sd", "hf-pld": "mag"}  # an HF baseline is priced as the method it mirrors
+N_SIM = 500  # Monte Carlo generations per price of a run before it runs: an estimate, not a forecast
 
 
 def _start_and_ar(cost_model, models, tokens: float, start: float) -> tuple[float, float, float]:
@@ -106,7 +124,7 @@ def price_tree(parents, rates, cost_model, drafter: str | None, cache_length: fl
     models' starts are left out: they do not depend on the tree. Returns tokens_per_step, draft_s, verify_s,
     step_s, cost_per_token, speedup and tokens_per_s.
     """
-    par = check_tree(parents)
+    par = check_parents(parents)
     L = cost_model.cache_length if cache_length is None else cache_length
     tokens = expected_tokens_tree(par, rates)
     if drafter is None:
@@ -239,3 +257,62 @@ def rank_plan_budgets(plan: Plan, budgets, table: dict, rates, cost_model, token
     rows = [{"budget": list(b), **price_tree_plan(replace(plan, tree=tuple(b)), table, rates, cost_model, tokens,
                                                   start, n_sim=n_sim, seed=seed)} for b in budgets]
     return sorted(rows, key=lambda r: -r["speedup"])
+
+
+def paper_row(first: float, at30: float = PAPER_AT_30, positions: int = 30) -> list[float]:
+    """Conditional per-position rates from the paper's own numbers (docs/REFERENCE.md, "Acceptance profile for
+    predict"): Fig. 2's share accepted at position 1 (``first``) held at every later position, the paper's
+    i.i.d. model (Section 4), so that the cumulative share ``first ** i`` falls geometrically; lowered only where
+    it would still exceed the published ceiling at position 30 (``at30``, "0.1 or below")."""
+    r = min(first, (at30 / first) ** (1.0 / (positions - 1)))
+    return [first] + [r] * (positions - 1)
+
+
+def run_acceptance(fam, task: str | None = None, records: list[dict] | None = None) -> tuple[dict, str]:
+    """({(reviewer, proposer): rates}, where it comes from) for pricing ``fam``'s runs: ``records`` (earlier
+    runs) or the committed results of ``fam`` on ``task``, else none accepted for random weights, else assumed."""
+    levels = ["target", *[d.name for d in fam.drafters], "mag"]
+    pairs = [(r, p) for i, r in enumerate(levels) for p in levels[i + 1:]]
+    path = config.RESULTS_DIR / f"{fam.name}-{task}.jsonl"
+    if not records and task and path.is_file() and not fam.random_weights:
+        records = read_records(path)
+    stats = [r["stats"] for r in records or [] if "error" not in r and r["stats"].get("acceptance")]
+    if stats:
+        return complete_table(acceptance_table(stats, min_reached=1), levels), f"the acceptance of {len(stats)} earlier runs"
+    if fam.random_weights:
+        return {pair: [0.0] for pair in pairs}, "no draft accepted (random weights)"
+    table = {(r, p): [ASSUMED_MAG] if p == "mag" else paper_row(ASSUMED_FIRST) for r, p in pairs}
+    return table, (f"an assumed acceptance ({ASSUMED_FIRST} at each position of a draft given the earlier ones, the "
+                   f"paper's profile; MaG {ASSUMED_MAG})")
+
+
+def _tree_seconds(plan, table: dict, cm: CostModel, tokens: int, cache_start: float) -> float:
+    """A tree method's generation: the starts, then one tree a step (:func:`csd_lib.price.pricing.price_tree`)."""
+    drafter = plan.drafters[0] if plan.drafters else "mag"  # medusa's heads cost next to nothing, as MaG
+    row = table.get(("target", drafter), [0.0])
+    rates = [[row[min(d, len(row) - 1)]] for d in range(len(plan.tree))]
+    L = cache_start + tokens / 2
+    step = price_tree(tree_for_widths(rates, plan.tree), rates, cm, drafter, L)["cost_per_token"]
+    starts = sum(cm.start.get(n, 0.0) + (float(cm.forward[n](cache_start, 0)) if cache_start > 1 else 0.0)
+                 for n in ["target", *([drafter] if drafter in cm.forward else [])])
+    return starts + tokens * step
+
+
+def method_seconds(fam, methods, max_new_tokens: int, cost_model: CostModel, table: dict, cache_start: float,
+                   k=None, lenience=None, sd_k=None, mag_lenience=None) -> dict[str, float]:
+    """{method: seconds of one generation of ``max_new_tokens`` tokens} with a bench's settings (its plans:
+    :func:`csd_lib.measure.bench.method_plan`), priced on ``cost_model`` and ``table``; a method the family
+    cannot run (e.g. a tree method on a T5 target) costs 0: the bench writes its error line at once."""
+    out = {}
+    for m in dict.fromkeys(methods):
+        try:
+            plan = method_plan(fam, TWINS.get(m, m), k, lenience, sd_k, mag_lenience)
+        except ValueError:
+            out[m] = 0.0
+            continue
+        if plan.tree and plan.method != "csd-tree":
+            out[m] = _tree_seconds(plan, table, cost_model, max_new_tokens, cache_start)
+        else:
+            p = price_plan(plan, table, cost_model, max_new_tokens, cache_start, n_sim=N_SIM)
+            out[m] = max_new_tokens / p["tokens_per_s"]
+    return out

@@ -8,12 +8,11 @@ bench's and ``python -m csd_lib predict``'s price) and the family's per-call cos
 measures every candidate of a grid, for comparison. :func:`tune_tree` does the same for a tree method's tree
 budget: one probe at its default budget gives the per-branch rates, every budget of a grid is priced
 (:func:`csd_lib.price.pricing.rank_plan_budgets`) and the best few are measured against AR.
-Timings use :func:`csd_lib.price.timing.cost_clock`
+Timings use :func:`csd_lib.price.costs.cost_clock`
 (the process's CPU time with one torch thread on a CPU), as the cost model's do.
 """
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -23,11 +22,10 @@ from tqdm.auto import tqdm
 from ..engine.cascade import encode_prompt, generate
 from ..engine.plan import TREE_METHODS, Plan, check_lenience, check_max_new_tokens, check_tree
 from ..engine.stats import branch_rates
-from ..families.tasks import load_task
 from ..measure.acceptance import acceptance_table, complete_table, latency_costs
-from .costfile import costs_for
+from .costs import cost_clock
+from .predict import calibration_prompts, candidate_grid, family_costs, generation_shape, predict_for_tuner
 from .pricing import price_plan, rank_plan_budgets
-from .timing import cost_clock
 
 
 @dataclass
@@ -72,7 +70,7 @@ def _interleaved(fam, prompts: list[str], variants: list[dict], max_new_tokens: 
     A speedup against an AR measured once at the start drifts with the machine (a
     configuration measured in a slow spell looks worse than one measured early); against
     AR on the same prompts at the same moment it does not. Each generation is timed with the
-    cost model's clock (:func:`csd_lib.price.timing.cost_clock`) on prompts tokenized beforehand.
+    cost model's clock (:func:`csd_lib.price.costs.cost_clock`) on prompts tokenized beforehand.
     """
     ids = [encode_prompt(fam, p) for p in prompts]
     if warmup:
@@ -101,29 +99,6 @@ def _run(fam, prompts, k, lenience, max_new_tokens) -> tuple[float, float, list]
     return wall, ar, gens
 
 
-def candidate_grid(n_drafters: int, k1=(1, 2, 3, 4, 6, 8), k2=(0, 2, 5, 10, 15, 20), k_inner=(1, 2),
-                   *, mag: int, leniences=(1.0, 2.0, 3.0, 5.0)):
-    """(K, lenience) candidates: K[0] varies the horizontal split, K[1] the inner budget;
-    ``mag``: MaG's block (the family's ``mag.n``), its column everywhere."""
-    out = []
-    if n_drafters == 2:  # base, small, MaG
-        for a, b, c, lam in itertools.product(k1, k2, k_inner, leniences):
-            out.append(([[a, b, mag], [0, c, mag], [0, 0, mag]], lam))
-    elif n_drafters == 1:  # small, MaG
-        for a, b, lam in itertools.product(sorted(set(k1) | {10, 13}), (0, 5, 10), leniences):
-            out.append(([[a, b], [0, mag]], lam))
-    else:
-        raise ValueError(f"tuning needs 1 or 2 neural drafters, the family has {n_drafters}")
-    return out
-
-
-def calibration_prompts(task_or_prompts, n: int = 6) -> list[str]:
-    """A calibration slice: the task's validation split (never its test split), or given prompts."""
-    if isinstance(task_or_prompts, str):
-        return [ex.prompt for ex in load_task(task_or_prompts, "val", n)]
-    return list(task_or_prompts)
-
-
 def _check_args(max_new_tokens, n, candidates=None, **counts) -> None:
     """Refuse bad tuner arguments before any generation runs."""
     check_max_new_tokens(max_new_tokens)
@@ -134,32 +109,6 @@ def _check_args(max_new_tokens, n, candidates=None, **counts) -> None:
         if not isinstance(c, (list, tuple)) or len(c) != 2:
             raise ValueError(f"each candidate must be a (K, lenience) pair, got {c!r}")
         check_lenience(c[1])
-
-
-def family_costs(fam, cost_model=None):
-    """The cost model to rank with: the given one, else the stored one that matches this machine, or one
-    measured now (about 10 s): :func:`csd_lib.price.costfile.costs_for`."""
-    if cost_model is not None:
-        return cost_model
-    return costs_for(fam)[0]
-
-
-def _shape(fam, prompts: list[str], gens: list) -> tuple[float, float]:
-    """(mean output tokens of ``gens``, mean cache length at the first call: 1 for T5's decoder, the
-    prompt for Llama), as :func:`csd_lib.price.predict.run_shape` reads them from bench records."""
-    toks = float(np.mean([g.stats.n_tokens for g in gens]))
-    if fam.target.is_encoder_decoder:
-        return toks, 1.0
-    return toks, float(np.mean([len(encode_prompt(fam, p)) for p in prompts]))
-
-
-def _own_price(fam, prompts: list[str], gens: list, cost_model, n_sim: int) -> dict:
-    """:func:`csd_lib.price.pricing.price_plan` of the plan of ``gens`` on their own acceptance and shape."""
-    plan = gens[0].plan
-    table = complete_table(acceptance_table([g.stats.to_dict() for g in gens], min_reached=1),
-                           ["target", *plan.drafters])
-    toks, start = _shape(fam, prompts, gens)
-    return price_plan(plan, table, cost_model, toks, start, n_sim=n_sim)
 
 
 def _with_price(m: Measured, price: dict, toks: float, n: int) -> Measured:
@@ -175,7 +124,7 @@ def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens:
     """Predict-then-measure search for the fastest (K, lenience) on a calibration slice.
 
     Candidates are priced by :func:`csd_lib.price.pricing.price_plan` (the bench's price) with the
-    probes' acceptance, the per-call cost model (:mod:`csd_lib.price.timing`; see :func:`family_costs`)
+    probes' acceptance, the per-call cost model (:mod:`csd_lib.price.costs`; see :func:`family_costs`)
     and the probes' output length and prompt; every measured configuration is also priced on
     its own acceptance (:class:`Measured`).
     """
@@ -194,11 +143,11 @@ def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens:
         tables[lam] = acceptance_table([g.stats.to_dict() for g in gens])
         probe_gens += gens
         ar_walls.append(ar)
-        toks = _shape(fam, prompts, gens)[0]
+        toks = generation_shape(fam, prompts, gens)[0]
         measured.append(_with_price(Measured(probe_k, lam, wall, ar / wall, ar_wall=ar),
-                                    _own_price(fam, prompts, gens, cm, n_sim), toks, len(prompts)))
+                                    predict_for_tuner(fam, prompts, gens, cm, n_sim), toks, len(prompts)))
     costs = latency_costs([g.stats.to_dict() for g in probe_gens])
-    toks, start = _shape(fam, prompts, probe_gens)
+    toks, start = generation_shape(fam, prompts, probe_gens)
     drafters = [d.name for d in fam.drafters] + ["mag"]
     probe = probe_gens[0].plan
     for lam in tables:
@@ -213,7 +162,7 @@ def tune(fam, task_or_prompts, budget: int = 8, candidates=None, max_new_tokens:
         wall, ar, gens = _run(fam, prompts, k, lam, max_new_tokens)
         ar_walls.append(ar)
         measured.append(_with_price(Measured(k, lam, wall, ar / wall, pred, ar_wall=ar),
-                                    _own_price(fam, prompts, gens, cm, n_sim), toks, len(prompts)))
+                                    predict_for_tuner(fam, prompts, gens, cm, n_sim), toks, len(prompts)))
     best = max(measured, key=lambda m: m.speedup)
     return TuneResult(best, measured, tables, costs, float(np.median(ar_walls)))
 
@@ -256,25 +205,21 @@ def sd_sweep(fam, task_or_prompts, ks=(3, 5, 8, 12, 16), max_new_tokens: int = 9
     return dict(zip(ks, _speedups(fam, calibration_prompts(task_or_prompts, n), variants, max_new_tokens, reps)))
 
 
-def predict_sd(fam, task_or_prompts, ks=tuple(range(2, 25)), max_new_tokens: int = 96, n: int = 6,
-               cost_model=None, n_sim: int = 3000, drafter: str | None = None) -> dict[int, float]:
-    """Predicted walltime speedup of plain SD per draft length, from one probe at the longest k.
+def sd_sweep_predicted(fam, task_or_prompts, ks=tuple(range(2, 25)), max_new_tokens: int = 96, n: int = 6,
+                       cost_model=None, n_sim: int = 3000, drafter: str | None = None) -> dict[int, float]:
+    """:func:`sd_sweep` predicted: the walltime speedup of plain SD per draft length, from one probe at the longest k.
 
     The probe gives the target's per-position acceptance of the drafter's tokens; the cost
     model prices each k (longer drafts: more drafter calls and a dearer review) through
-    :func:`csd_lib.price.pricing.price_plan`.
+    :func:`csd_lib.price.predict.predict_for_tuner`.
     """
     ks = sorted(set(int(k) for k in ks))
     if not ks or ks[0] < 1:
         raise ValueError(f"ks must hold draft lengths >= 1, got {ks!r}")
     prompts = calibration_prompts(task_or_prompts, n)
     gens = [generate(fam, p, "sd", k=ks[-1], max_new_tokens=max_new_tokens, drafter=drafter) for p in prompts]
-    probe = gens[0].plan
-    name = probe.drafters[0]
-    table = complete_table(acceptance_table([g.stats.to_dict() for g in gens], min_reached=1), ["target", name])
     cm = family_costs(fam, cost_model)
-    toks, start = _shape(fam, prompts, gens)
-    return {k: price_plan(probe.with_k(k), table, cm, toks, start, n_sim=n_sim)["speedup"] for k in ks}
+    return {k: predict_for_tuner(fam, prompts, gens, cm, n_sim, plan=gens[0].plan.with_k(k))["speedup"] for k in ks}
 
 
 def tree_budget_grid(method: str) -> list[tuple[int, ...]]:
@@ -320,7 +265,7 @@ def tune_tree(fam, task_or_prompts, method: str = "csd-tree", budgets=None, meas
     stats = [g.stats.to_dict() for g in gens]
     table = complete_table(acceptance_table(stats, min_reached=1), ["target", *plan.drafters])
     ranked = rank_plan_budgets(plan, budgets, table, branch_rates(stats), cm,
-                               *_shape(fam, prompts, gens), n_sim=n_sim)
+                               *generation_shape(fam, prompts, gens), n_sim=n_sim)
     top = [tuple(r["budget"]) for r in ranked[:measure]]
     measured = dict(zip(top, _speedups(fam, prompts, [{"method": method, "tree": list(b)} for b in top],
                                        max_new_tokens, reps))) if top else {}

@@ -18,7 +18,7 @@ from ..engine.stats import branch_rates, model_size_costs, swi
 from ..families.paper_costs import previous_work_costs
 from ..measure.machine import describe_fingerprint, run_fingerprint
 from ..measure.records import ALL_METHODS, BenchRecord, as_records, base_method, fastest
-from ..price.predict import predict_method, predict_walltime
+from ..price.predict import predict_from_runs, predict_metrics_from_runs
 from .bench_stats import LATENCY_QUANTILES, bootstrap_median_ci, fmt, latency_stats, ratios
 
 CLOCK_NAMES = {"wall": "wall time", "cpu": "process CPU time"}
@@ -40,7 +40,7 @@ def summarize(records, cost_model=None, n_sim: int = 4000) -> dict:
     ``records``: JSON dicts (``bench.read_records``) or :class:`BenchRecord`. With a cost
     model (:class:`csd_lib.price.costmodel.CostModel`), ``speedup_walltime_predicted`` is the EWIF
     prediction from this run's own per-position acceptance (see
-    :func:`csd_lib.price.predict.predict_walltime`); without one it is NaN. Every method's row carries the
+    :func:`csd_lib.price.predict.predict_from_runs`); without one it is NaN. Every method's row carries the
     run's ``clock`` and ``load1`` (:func:`run_conditions`), ``machine``, the run's fingerprint
     (:func:`csd_lib.measure.machine.run_fingerprint`), and its latency: ``ttft`` and ``itl`` percentiles
     with bootstrap intervals over examples (:func:`csd_lib.report.bench_stats.latency_stats`; None where no
@@ -78,7 +78,7 @@ def summarize(records, cost_model=None, n_sim: int = 4000) -> dict:
         # a tree's EWIF needs the per-branch meters (price.pricing.price_tree_plan): lines written before them stay NaN
         if s["calls_per_model"] is not None and cost_model is not None and (
                 m not in TREE_METHODS or branch_rates([r.stats for r in recs.values()])):
-            s["speedup_walltime_predicted"] = predict_walltime(list(recs.values()), cost_model, n_sim)["speedup"]
+            s["speedup_walltime_predicted"] = predict_from_runs(list(recs.values()), cost_model, n_sim)["speedup"]
         out[m] = s
     return out
 
@@ -205,7 +205,7 @@ def format_table(summary: dict) -> str:
 
 
 def predicted_vs_measured(records, cost_model=None, n_sim: int = 4000) -> dict:
-    """Per method: EWIF predictions from this run's own acceptance (:func:`csd_lib.price.predict.predict_method`),
+    """Per method: EWIF predictions from this run's own acceptance (:func:`csd_lib.price.predict.predict_metrics_from_runs`),
     beside the measurements. The gaps to ``speedup_swi_ms`` and the measured walltime are what
     the paper never calibrated."""
     records = as_records(records)
@@ -218,5 +218,5 @@ def predicted_vs_measured(records, cost_model=None, n_sim: int = 4000) -> dict:
             continue
         out[m] = {"speedup_swi_ms": s["speedup_swi_ms"], "speedup_walltime": s["speedup_walltime"],
                   "speedup_walltime_median": s["speedup_walltime_median"], "outside_share": s["outside_share"],
-                  **predict_method(recs, cost_model, n_sim)}
+                  **predict_metrics_from_runs(recs, cost_model, n_sim)}
     return out

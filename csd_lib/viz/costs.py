@@ -6,7 +6,7 @@ import numpy as np
 
 from ..engine.methods import REFERENCE
 from ..price.costmodel import CostModel
-from ..price.ratio import paper_ratios
+from ..price.predict import paper_ratios
 from ..report.summary import predicted_vs_measured
 from .bench import parity_figure
 from .palette import OKABE_ITO, bar_pattern, level_pattern, model_color, series_style
@@ -67,7 +67,7 @@ RATIO_NAMES = {"sd": "SD", "vertical": "vertical (largest drafter + MaG)", "csd"
 
 
 def cost_ratio_figure(sweep, point: tuple[float, dict] | None = None, title: str | None = None):
-    """EWIF's predicted speedups against the largest drafter's cost ratio (:func:`csd_lib.price.ratio.ratio_sweep`),
+    """EWIF's predicted speedups against the largest drafter's cost ratio (:func:`csd_lib.price.predict.ratio_sweep`),
     one line per method, with this machine's ratio (markers named 'this machine'), the paper's FLAN-T5
     ratios (vertical lines in the legend: base's on the bottom axis, small's where this family's smallest
     drafter costs as much, read on the top axis) and ``point`` = (factor, {method: speedup}) for the drafters

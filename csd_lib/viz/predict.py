@@ -10,7 +10,7 @@ def forecast_figure(res: dict, title: str | None = None):
     """Predicted speedup over AR against draft length k: SD with each drafter, the vertical cascade
     (largest drafter + MaG), and the best CSD K of the grid as a line; best points starred.
 
-    ``res``: :func:`csd_lib.price.forecast.forecast`'s result. Colours: the palette's drafter colours
+    ``res``: :func:`csd_lib.price.predict.predict_for_device`'s result. Colours: the palette's drafter colours
     (Okabe-Ito), and line styles besides, so the lines read without colour.
     """
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn

@@ -346,10 +346,10 @@ def test_warnings_are_note_lines(monkeypatch, capsys):
     """A library warning (predict's 'does not fit') is one note line, without its source line."""
     import csd_lib.cli.commands as C
 
-    def fake_forecast(*a, **kw):
+    def fake_predict(*a, **kw):
         warnings.warn("flan-t5 does not fit this device: 45 GiB needed", stacklevel=2)
         raise ValueError("stop here")
-    monkeypatch.setattr(C, "forecast", fake_forecast)
+    monkeypatch.setattr(C, "predict_for_device", fake_predict)
     assert main(["predict", "--family", "tiny-t5", "--acceptance", "0.7,0.6,0.3"]) == 2
     assert capsys.readouterr().err.splitlines() == ["note: flan-t5 does not fit this device: 45 GiB needed",
                                                     "error: stop here"]

@@ -9,7 +9,7 @@ from csd_lib import random_family
 from csd_lib.cli.main import main
 from csd_lib.families.tasks import Example
 from csd_lib.measure.records import as_records
-from csd_lib.price.costfile import read_cost_file
+from csd_lib.price.costs import read_cost_file
 from csd_lib.price.predict import rank_run_budgets
 from csd_lib.report.trees import live_records
 

@@ -161,8 +161,8 @@ def test_up_front_estimates_hold_against_the_run(tmp_path_factory, tmp_path, mon
     from csd_lib import generate, load_family, load_task
     from csd_lib.engine.cascade import encode_prompt
     from csd_lib.measure.bench import run_bench
-    from csd_lib.price.estimate import bench_prices, generation_seconds
-    from csd_lib.price.timing import measure_costs
+    from csd_lib.price.costs import measure_costs
+    from csd_lib.price.predict import bench_prices, generation_seconds
     hub = tmp_path_factory.mktemp("colab-hub")
     build_shadows(hub, ["flan-t5-colab"], max_layers=1, verbose=False)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub))
@@ -182,7 +182,7 @@ def test_up_front_estimates_hold_against_the_run(tmp_path_factory, tmp_path, mon
         one, _ = generation_seconds(fam, [examples[0].prompt], r["method"], n)
         assert 0.5 <= one / r["stats"]["wall_time"] <= 2, (r["method"], one, r["stats"]["wall_time"])
 
-    caplog.set_level("INFO", logger="csd_lib.price.timing")
+    caplog.set_level("INFO", logger="csd_lib.price.costs")
     t0 = time.perf_counter()
     measure_costs(fam, encode_prompt(fam, examples[0].prompt), seconds=5, min_reps=1)
     took = time.perf_counter() - t0

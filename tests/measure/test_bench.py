@@ -248,7 +248,7 @@ def test_vertical_k_gives_only_the_largest_drafter_and_mag_a_budget():
 
 def test_prediction_limits_price_the_run_and_search_around_it(tmp_path):
     from csd_lib.price.costmodel import CallFit, CostModel
-    from csd_lib.price.predict import predict_walltime, prediction_limits
+    from csd_lib.price.predict import predict_from_runs, prediction_limits
     from csd_lib.engine.plan import vertical_k
     f = random_family("llama", vocab_size=40, n_drafters=2, seed=2, drafter_is_target=True)
     recs = run_bench(f, EXAMPLES, ["ar", "sd", "csd"], tmp_path / "r.jsonl", 16, warmup=0, progress=False)
@@ -265,7 +265,7 @@ def test_prediction_limits_price_the_run_and_search_around_it(tmp_path):
     csd = [r for r in recs if r["method"] == "csd"]
     # the run's own configuration is priced exactly as the bench's prediction prices it ...
     assert lim["csd"]["preset"]["k"] == f.default_k
-    assert lim["csd"]["preset"]["walltime"] == pytest.approx(predict_walltime(csd, cm, 500)["speedup"])
+    assert lim["csd"]["preset"]["walltime"] == pytest.approx(predict_from_runs(csd, cm, 500)["speedup"])
     assert lim["sd"]["preset"]["k"] == [[f.sd_k]]
     # ... and it is among the searched ones, so the best is at least as good
     for key in ("sd", "csd", "vertical"):
@@ -325,7 +325,7 @@ def test_error_lines_are_run_again_on_resume(tmp_path):
 
 def test_cost_measurement_is_sized_to_its_budget(caplog):
     """Where the full grid would overrun the budget: fewer points, a short overhead run, and an estimate."""
-    from csd_lib.price.timing import N_GRID, measure_costs
+    from csd_lib.price.costs import N_GRID, measure_costs
     with caplog.at_level("INFO", logger="csd_lib"):
         cm = measure_costs(fam(), [5, 6, 7, 8], seconds=1e-4, min_reps=1, warmup=1)
     ns = {s[1] for s in cm.samples if s[1] > 0}

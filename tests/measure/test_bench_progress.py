@@ -21,7 +21,7 @@ PREDICTED = {"ar": 0.5, "sd": 2.0, "csd": 7.5}
 
 
 class Bar:
-    """A stand-in for :func:`csd_lib.measure.bench.seconds_bar` that keeps its total and its updates."""
+    """A stand-in for :func:`csd_lib.logs.seconds_bar` that keeps its total and its updates."""
     made: list = []
 
     def __init__(self, total, desc, disable=False, leave=True):

@@ -9,10 +9,10 @@ from csd_lib.measure import machine
 from csd_lib.measure.bench import run_bench
 from csd_lib.measure.machine import (REFERENCE_TOLERANCE, environment, fingerprint, machine_key,
                                      match_fingerprints, run_fingerprint)
-from csd_lib.price import costfile
-from csd_lib.price.costfile import bench_costs, cost_fingerprint, cost_path, costs_for, machine_cost_path, save_costs
+from csd_lib.price import costs
 from csd_lib.price.costmodel import CostModel
-from csd_lib.price.timing import measure_costs, reference_of, step_costs
+from csd_lib.price.costs import (bench_costs, cost_fingerprint, cost_path, costs_for, machine_cost_path, measure_costs,
+                                 reference_of, save_costs, step_costs)
 
 PROMPT = [5, 6, 7, 8]
 
@@ -165,7 +165,7 @@ def test_a_run_far_from_the_stored_reference_measures(tmp_path, monkeypatch, mea
     _store(measured, cost_path(f.name, "cpu"))
     slow = {**measured.env["reference"], "target": 3 * measured.env["reference"]["target"]}
     cm, m, path, why = costs_for(f, slow, 1e-4, PROMPT)
-    assert path.parent.name == costfile.MACHINES_DIR and cm.samples != measured.samples
+    assert path.parent.name == costs.MACHINES_DIR and cm.samples != measured.samples
     assert why.startswith("measured here into") and "beyond the 1.5x tolerance" in why  # says why it measured
 
 
@@ -218,9 +218,9 @@ def test_a_committed_class_file_is_found_before_the_default_and_nothing_is_measu
     f = fam()
     here = fingerprint(environment("cpu"), measured.env["reference"])
     _store(measured, cost_path(f.name, "cpu"), cpu_model="Another CPU")
-    _store(measured, costfile.class_cost_path(f.name, here))
+    _store(measured, costs.class_cost_path(f.name, here))
     cm, m, path, why = costs_for(f, measured.env["reference"], 1e-4, PROMPT)
-    assert path == costfile.class_cost_path(f.name, here) and m.verdict == "match"
+    assert path == costs.class_cost_path(f.name, here) and m.verdict == "match"
     assert "the committed file of this machine class" in why and "matches" in why
     assert cm.samples == measured.samples and not machine_cost_path(f.name, here).exists()
     assert path.parent == tmp_path and machine_key(here) in path.name
@@ -281,7 +281,7 @@ def test_benchmarks_md_prices_each_machine_class_with_its_own_cost_model(tmp_pat
     _store(measured, cost_path(f.name, "cpu"), reference=ref)  # the default: this machine's class
     other = run_fingerprint(_as_machine(recs, res / "o.jsonl", cpu_model="Another CPU"))
     (res / "o.jsonl").rename(res / f"{f.name}-toy.{machine_key(other)}.jsonl")
-    _store(measured, costfile.class_cost_path(f.name, other), cpu_model="Another CPU", reference=ref)
+    _store(measured, costs.class_cost_path(f.name, other), cpu_model="Another CPU", reference=ref)
     third = run_fingerprint(_as_machine(recs, res / "t.jsonl", cpu_model="Third CPU"))
     (res / "t.jsonl").rename(res / f"{f.name}-toy.{machine_key(third)}.jsonl")
     (tmp_path / "README.md").write_text("# R\n\n## Results at a glance\n\nold\n\n## Next\n")
@@ -318,7 +318,7 @@ def test_costs_out_writes_a_full_fingerprint_that_costs_for_finds(tmp_path, monk
     monkeypatch.setattr(commands, "load_from_args", lambda args: f)
     monkeypatch.setattr(commands, "measure_costs", functools.partial(measure_costs, prompt_ids=PROMPT, min_reps=1,
                                                                      warmup=1))
-    out = costfile.class_cost_path(f.name, fingerprint(environment("cpu")))
+    out = costs.class_cost_path(f.name, fingerprint(environment("cpu")))
     assert main(["costs", "--family", "tiny-t5", "--threads", "1", "--seconds", "0.0001", "--out", str(out)]) == 0
     env = json.loads(out.read_text())["env"]
     here = environment("cpu")
@@ -336,14 +336,14 @@ def test_a_stored_run_is_priced_only_by_a_cost_model_of_its_own_class(tmp_path, 
     recs = run_bench(f, [type("Ex", (), dict(prompt="w5 w6 w7 w8", task="toy", source="t"))()], ["ar", "sd"],
                      tmp_path / "r.jsonl", 8, warmup=0, progress=False)
     ref = run_fingerprint(recs)["reference"]
-    assert costfile.stored_costs_for_run(f.name, recs).cost_model is None  # nothing stored: nothing measured
+    assert costs.stored_costs_for_run(f.name, recs).cost_model is None  # nothing stored: nothing measured
     _store(measured, cost_path(f.name, "cpu"), reference=ref)
-    assert costfile.stored_costs_for_run(f.name, recs).path == cost_path(f.name, "cpu")
+    assert costs.stored_costs_for_run(f.name, recs).path == cost_path(f.name, "cpu")
     elsewhere = [{**r, "env": {**r["env"], "cpu_model": "Another CPU"}} for r in recs]
-    none = costfile.stored_costs_for_run(f.name, elsewhere)
+    none = costs.stored_costs_for_run(f.name, elsewhere)
     assert none.cost_model is None and "cpu model 'Another CPU' here" in none.why
     # priced here (costs_for_run): this machine's stored model, and the words say whose costs price the run
-    here = costfile.costs_for_run(f, elsewhere)
+    here = costs.costs_for_run(f, elsewhere)
     assert here.path == cost_path(f.name, "cpu") and "the committed default" in here.why
     assert "The run was measured on another machine class" in here.why
-    assert "another machine class" not in costfile.costs_for_run(f, recs).why
+    assert "another machine class" not in costs.costs_for_run(f, recs).why

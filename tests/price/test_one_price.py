@@ -6,6 +6,7 @@ import pytest
 
 from csd_lib import random_family
 from csd_lib.engine.cascade import encode_prompt
+from csd_lib.price import predict as P
 from csd_lib.price import tune as T
 from csd_lib.price.costmodel import MIN_R2, CallFit, CostModel, fit_call, overhead_fit
 from csd_lib.price.pricing import price_plan
@@ -21,8 +22,9 @@ def test_tuner_ranks_and_checks_with_price_plan(monkeypatch):
     def spy(plan, table, cost_model, tokens, start, **kw):
         seen.append((plan.k, cost_model, tokens, start))
         return price_plan(plan, table, cost_model, tokens, start, **kw)
-    monkeypatch.setattr(T, "price_plan", spy)
-    cands = T.candidate_grid(2, k1=(1, 3), k2=(0, 5), k_inner=(1,), mag=f.mag.n, leniences=(2.0,))
+    monkeypatch.setattr(T, "price_plan", spy)  # the ranking
+    monkeypatch.setattr(P, "price_plan", spy)  # each measured configuration on its own acceptance
+    cands = P.candidate_grid(2, k1=(1, 3), k2=(0, 5), k_inner=(1,), mag=f.mag.n, leniences=(2.0,))
     res = T.tune(f, PROMPTS, budget=2, candidates=cands, max_new_tokens=16, n_sim=300, progress=False, cost_model=cm)
     # every candidate priced once, then every measured configuration on its own acceptance
     assert len(seen) == len(cands) + res.n_measured

@@ -8,8 +8,8 @@ from csd_lib.engine.plan import Plan
 from csd_lib.measure.records import BenchRecord
 from csd_lib.price.costmodel import CostModel
 from csd_lib.price.ewif import ewif_sd
-from csd_lib.price.predict import (run_model_size_costs, predict_method, predict_walltime, prediction_limits, run_shape,
-                                   run_table)
+from csd_lib.price.predict import (predict_from_runs, predict_metrics_from_runs, prediction_limits, run_model_size_costs,
+                                   run_shape, run_table)
 
 PARAMS = {"target": 1000, "small": 100}  # the drafter costs c = 0.1 of the target by size
 
@@ -45,7 +45,7 @@ def test_run_shape_means_and_missing_start():
 
 
 def test_predicted_swi_is_cor_4_2():
-    p = predict_method(RUN)
+    p = predict_metrics_from_runs(RUN)
     by_hand = ewif_sd(0.5, 3, C)  # (1 - 0.5**4) / ((1 - 0.5) (3 c + 1)) = 0.9375 / 0.65
     assert by_hand == pytest.approx(0.9375 / 0.65)
     assert p["predicted_swi_ms"] == pytest.approx(by_hand, rel=0.03)
@@ -56,20 +56,20 @@ def test_predicted_swi_is_cor_4_2():
 
 def test_predicted_walltime_with_a_constant_cost_model():
     cm = CostModel.constant({"target": 0.01, "small": 0.001})
-    pw = predict_walltime(RUN, cm)
+    pw = predict_from_runs(RUN, cm)
     # 400-token generations: only the last step's wasted draft separates them from the unbounded Cor 4.2
     assert pw["speedup"] == pytest.approx(ewif_sd(0.5, 3, C), rel=0.03)
     # per review: 1 target call and 3 drafter calls of a tenth of its cost
     assert pw["cost_share"] == pytest.approx({"target": 1 / 1.3, "small": 0.3 / 1.3}, abs=0.01)
-    assert predict_method(RUN, cm)["predicted_walltime"] == pw["speedup"]
+    assert predict_metrics_from_runs(RUN, cm)["predicted_walltime"] == pw["speedup"]
     # another K priced on the same acceptance
-    assert predict_walltime(RUN, cm, plan=Plan.sd(1))["speedup"] == pytest.approx(ewif_sd(0.5, 1, C), rel=0.03)
+    assert predict_from_runs(RUN, cm, plan=Plan.sd(1))["speedup"] == pytest.approx(ewif_sd(0.5, 1, C), rel=0.03)
 
 
 def test_ar_predicts_no_speedup():
     ar = [BenchRecord(0, "ar", stats=dict(n_tokens=10, wall_time=1.0, calls={"target": 10}, params={"target": 1},
                                           forward_time={"target": 0.5}, acceptance={}), plan=Plan.ar())]
-    p = predict_method(ar)
+    p = predict_metrics_from_runs(ar)
     assert p["predicted_swi_ms"] == 1.0 and p["predicted_walltime"] == 1.0
 
 

@@ -10,8 +10,8 @@ from csd_lib.families.tasks import Example
 from csd_lib.measure.records import as_records
 from csd_lib.price.costmodel import CostModel
 from csd_lib.price.ewif import expected_tokens_tree
-from csd_lib.price.predict import (predict_method, predict_walltime, rank_run_budgets, run_model_size_costs,
-                                   run_rates)
+from csd_lib.price.predict import (predict_from_runs, predict_metrics_from_runs, rank_run_budgets,
+                                   run_model_size_costs, run_rates)
 from csd_lib.price.pricing import tree_sd_parents
 from csd_lib.report.trees import live_records
 
@@ -36,19 +36,19 @@ def test_a_tree_run_is_priced_by_its_budgets_tree_on_its_rates(runs):
     # per-call constants: one drafter call per depth and one target call per step, whatever the widths
     by_hand = tokens / (len(budget) * C + 1)
     c_size = run_model_size_costs(recs)["small"]
-    assert predict_method(recs)["predicted_swi_ms"] == pytest.approx(tokens / (len(budget) * c_size + 1))
-    step = predict_walltime(recs, COSTS)["step"]
+    assert predict_metrics_from_runs(recs)["predicted_swi_ms"] == pytest.approx(tokens / (len(budget) * c_size + 1))
+    step = predict_from_runs(recs, COSTS)["step"]
     assert step["speedup"] == pytest.approx(by_hand) and step["tokens_per_step"] == pytest.approx(tokens)
     assert step["nodes"] == len(tree_sd_parents(budget))
 
 
 def test_csd_tree_runs_are_priced_and_old_lines_are_not(runs):
     recs = runs["csd-tree"]
-    pw = predict_walltime(recs, COSTS)
+    pw = predict_from_runs(recs, COSTS)
     assert pw["step"]["chain"] >= 1 and pw["speedup"] > 0 and set(pw["cost_share"]) == {"target", "drafting"}
     assert pw["cost_share"]["target"] + pw["cost_share"]["drafting"] == pytest.approx(1.0)
     old = [r.__class__(**{**r.__dict__, "stats": {k: v for k, v in r.stats.items() if k != "branches"}}) for r in recs]
-    p = predict_method(old, COSTS)
+    p = predict_metrics_from_runs(old, COSTS)
     assert math.isnan(p["predicted_walltime"]) and math.isnan(p["predicted_swi_ms"])
     with pytest.raises(ValueError, match="per-branch"):
         run_rates(old)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from csd_lib.price.costmodel import CallFit, CostModel
-from csd_lib.price.ewif import (best_tree, check_tree, ewif_sd, expected_accepted_tree, expected_tokens_horizontal,
+from csd_lib.price.ewif import (best_tree, check_parents, ewif_sd, expected_accepted_tree, expected_tokens_horizontal,
                                 expected_tokens_tree, sibling_ranks, simulate_tree, tree_accept_probs, tree_depths,
                                 tree_for_widths, tree_widths)
 from csd_lib.price.pricing import price_tree, rank_tree_budgets
@@ -90,7 +90,7 @@ def test_greedy_trees_are_the_best_of_their_size_on_small_cases():
                    for t in itertools.product(*[range(-1, i) for i in range(n)]))
         assert expected_accepted_tree(best_tree(rates, n), rates) == pytest.approx(best)
     t = tree_for_widths(rates, [2, 3, 1])
-    assert tree_widths(t) == [2, 3, 1] and check_tree(t).tolist() == t
+    assert tree_widths(t) == [2, 3, 1] and check_parents(t).tolist() == t
     assert expected_accepted_tree(tree_for_widths(rates, [1, 1, 1]), rates) == pytest.approx(
         expected_accepted_tree([-1, 0, 1], rates))
 
@@ -98,7 +98,7 @@ def test_greedy_trees_are_the_best_of_their_size_on_small_cases():
 @pytest.mark.parametrize("bad", [[0], [-2], [-1, 1], [-1, 0, 5]])
 def test_a_parent_list_that_is_no_tree_is_refused(bad):
     with pytest.raises(ValueError, match="parent list"):
-        check_tree(bad)
+        check_parents(bad)
 
 
 def test_bad_rates_and_budgets_are_refused():

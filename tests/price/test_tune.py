@@ -7,7 +7,8 @@ from csd_lib import generate, random_family
 from csd_lib.price.costmodel import CallFit, CostModel
 from csd_lib.measure.acceptance import acceptance_table, complete_table
 from csd_lib.measure.acceptance import latency_costs
-from csd_lib.price.tune import candidate_grid, predict_sd, remeasure, tune
+from csd_lib.price.predict import candidate_grid
+from csd_lib.price.tune import remeasure, sd_sweep_predicted, tune
 
 PROMPTS = ["w5 w6 w7 w8 w5 w6", "w9 w10 w11 w9 w10 w11"]
 
@@ -74,15 +75,15 @@ def test_sd_sweep_reports_every_draft_length():
     assert list(out) == [2, 4] and all(v > 0 for v in out.values())
 
 
-def test_predict_sd_prices_draft_length_with_the_cost_model():
+def test_sd_sweep_predicted_prices_draft_length_with_the_cost_model():
     f = fam()  # the drafters share the target's weights: every draft is accepted
     cheap = CostModel.constant({"target": 1.0, "base": 0.01, "small": 0.01})
     dear = CostModel("x", "cpu", {"target": CallFit([1.0, 0.2, 0.0, 0.0]), "base": CallFit.constant(0.5),
                                   "small": CallFit.constant(0.5)})
-    lo = predict_sd(f, PROMPTS, ks=(1, 4, 8), max_new_tokens=16, cost_model=cheap, n_sim=200)
-    hi = predict_sd(f, PROMPTS, ks=(1, 4, 8), max_new_tokens=16, cost_model=dear, n_sim=200)
+    lo = sd_sweep_predicted(f, PROMPTS, ks=(1, 4, 8), max_new_tokens=16, cost_model=cheap, n_sim=200)
+    hi = sd_sweep_predicted(f, PROMPTS, ks=(1, 4, 8), max_new_tokens=16, cost_model=dear, n_sim=200)
     assert list(lo) == [1, 4, 8]
     assert lo[8] > lo[4] > lo[1] > 1.0            # free drafts: longer is better
     assert all(hi[k] < lo[k] for k in lo)         # a dear drafter and review cost speed
     with pytest.raises(ValueError, match="draft lengths"):
-        predict_sd(f, PROMPTS, ks=(0,), cost_model=cheap)
+        sd_sweep_predicted(f, PROMPTS, ks=(0,), cost_model=cheap)

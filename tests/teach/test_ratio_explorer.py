@@ -3,8 +3,8 @@ import pytest
 
 from csd_lib import config
 from csd_lib.measure.records import read_records
-from csd_lib.price.costfile import load_costs
-from csd_lib.price.ratio import ratio_sweep
+from csd_lib.price.costs import load_costs
+from csd_lib.price.predict import ratio_sweep
 from csd_lib.teach.ratio_explorer import ratio_explorer
 
 

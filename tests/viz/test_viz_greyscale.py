@@ -8,14 +8,14 @@ import pytest
 from csd_lib import config, generate, random_family, viz
 from csd_lib.price import ewif
 from csd_lib.measure.records import read_records
-from csd_lib.price.costfile import load_costs
+from csd_lib.price.costs import load_costs
 from csd_lib.report.summary import summarize
 
 from test_palette import cie_lightness
 
 K3 = [[5, 14, 10], [0, 1, 10], [0, 0, 10]]
 RESULTS = config.RESULTS_DIR / "tiny-t5-synth-gsm8k.jsonl"
-# the shape of csd_lib.price.forecast.forecast's result, as forecast_figure reads it
+# the shape of csd_lib.price.predict.predict_for_device's result, as forecast_figure reads it
 FORECAST = dict(family="toy", device="cpu", best=dict(csd=dict(speedup=1.8, k=[[3, 2], [0, 5]])),
                 rows=[dict(method=m, drafter=d, k=[[k]], speedup=s) for m, d in
                       (("sd", "base"), ("sd", "small"), ("vertical", "base"))

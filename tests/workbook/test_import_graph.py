@@ -51,8 +51,8 @@ def _graph() -> dict[str, set[str]]:
             elif isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.Constant) and m == "csd_lib" and isinstance(node.value, str) \
-                    and f"csd_lib.{node.value}" in mods:  # the public API's lazy table ("engine.cascade")
-                names = [f"csd_lib.{node.value}"]
+                    and f"csd_lib.{node.value.partition(':')[0]}" in mods:  # the public API's lazy table
+                names = [f"csd_lib.{node.value.partition(':')[0]}"]  # "engine.cascade", or "module:name" for an alias
             for n in names:
                 # a package's own __init__ is not an import of its layer's parent
                 target = n if n in mods else None

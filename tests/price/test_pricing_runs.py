@@ -7,11 +7,11 @@ from csd_lib import random_family
 from csd_lib.engine.plan import Plan
 from csd_lib.families.family import PROBE_BLOCK, CpuProbe
 from csd_lib.families.tasks import load_task
-from csd_lib.price import estimate, timing
+from csd_lib.price import costs, pricing
 from csd_lib.price.costmodel import CallFit, CostModel
-from csd_lib.price.estimate import (TWINS, bench_prices, generation_seconds, method_seconds, paper_row,
-                                    probe_cost_model, run_acceptance)
-from csd_lib.price.forecast import mc_work
+from csd_lib.price.costs import probe_cost_model
+from csd_lib.price.predict import bench_prices, generation_seconds, mc_work
+from csd_lib.price.pricing import TWINS, method_seconds, paper_row, run_acceptance
 
 PROBE = CpuProbe(start={"target": 0.5, "base": 0.06, "small": 0.02}, step={"target": 0.1, "base": 0.01, "small": 0.002},
                  block={"target": 0.3, "base": 0.02, "small": 0.004}, prompt_tokens=20, clock="wall")
@@ -44,8 +44,8 @@ def test_the_acceptance_says_where_it_comes_from(fam):
     for lm in fam.models:
         lm.random_weights = False
     table, how = run_acceptance(fam)
-    assert how.startswith("an assumed acceptance") and table["target", "base"] == paper_row(estimate.ASSUMED_FIRST)
-    assert table["base", "mag"] == [estimate.ASSUMED_MAG]
+    assert how.startswith("an assumed acceptance") and table["target", "base"] == paper_row(pricing.ASSUMED_FIRST)
+    assert table["base", "mag"] == [pricing.ASSUMED_MAG]
     runs = [{"stats": {"acceptance": {"target<-base": {"accepted": [3, 1], "reached": [4, 2]}}}}]
     table, how = run_acceptance(fam, records=runs)
     assert how == "the acceptance of 1 earlier runs" and table["target", "base"][0] == pytest.approx(0.75)
@@ -83,13 +83,13 @@ def test_bench_prices_every_method_and_says_how(fam):
 def test_the_cost_models_measurement_is_sized_from_its_points(fam, monkeypatch):
     """Each (n, L) point is priced by the probe's cost model, the overhead runs by every method's price: the
     estimate is their sum over the rounds that will run."""
-    monkeypatch.setattr(timing, "probe_cost_model", lambda f, ids: COSTS)
+    monkeypatch.setattr(costs, "probe_cost_model", lambda f, ids: COSTS)
     grids = {lm.name: [4, 8] for lm in fam.models}
-    size = timing._size_run(fam, [3, 4, 5, 6], 2, grids, (1, 2, 4, 8), 2.0, 1, 2)
+    size = costs._size_run(fam, [3, 4, 5, 6], 2, grids, (1, 2, 4, 8), 2.0, 1, 2)
     assert size["cost"]["target"] == {n: pytest.approx(0.1) for n in size["n_grid"]}
     per_round = sum(c * 2 for costs in size["cost"].values() for c in costs.values())
     table, _ = run_acceptance(fam, fam.task)
-    gen = sum(method_seconds(fam, timing.overhead_methods(fam), size["ov_tokens"], COSTS, table, 1.0).values())
+    gen = sum(method_seconds(fam, costs.overhead_methods(fam), size["ov_tokens"], COSTS, table, 1.0).values())
     want = per_round * (1 + size["reps"]) + gen * (size["ov_rounds"] + 1) * 2
     assert size["eta"] == pytest.approx(want)
     assert size["n_grid"] == (1, 4) and size["reps"] == 2  # slow calls: every other n, the fewest rounds

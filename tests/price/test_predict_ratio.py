@@ -3,11 +3,10 @@ import pytest
 
 from csd_lib import config
 from csd_lib.measure.records import read_records
-from csd_lib.price.costfile import load_costs
-from csd_lib.price.forecast import scaled
-from csd_lib.price.predict import run_shape, run_table
+from csd_lib.price.costmodel import scaled
+from csd_lib.price.costs import load_costs
+from csd_lib.price.predict import cost_ratios, paper_ratios, ratio_sweep, run_shape, run_table
 from csd_lib.price.pricing import price_plan
-from csd_lib.price.ratio import cost_ratios, paper_ratios, ratio_sweep
 from csd_lib.viz import cost_ratio_figure
 
 RUN = config.RESULTS_DIR / "tiny-t5-synth-gsm8k.jsonl"
