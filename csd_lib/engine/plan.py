@@ -104,9 +104,6 @@ def check_tree_budget(tree, method: str) -> tuple[int, ...]:
     return tuple(int(v) for v in tree)
 
 
-# price/ still imports the old name; the lead renames its imports when price/ is merged, then drops this.
-check_tree = check_tree_budget
-
 
 def check_branch_below(x) -> float:
     """A probability in [0, 1]: a drafter branches where its first choice has less."""

@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from ..engine.plan import MAG
+
 
 log = logging.getLogger(__name__)
 
@@ -190,12 +192,12 @@ class CostModel:
     @classmethod
     def constant(cls, call_costs: dict[str, float]) -> "CostModel":
         """Per-call constants (the old EWIF input) as a cost model: no review, MaG at its given cost."""
-        fwd = {k: CallFit.constant(v) for k, v in call_costs.items() if k != "mag"}
-        return cls("constant", "none", fwd, mag=float(call_costs.get("mag", 0.0)))
+        fwd = {k: CallFit.constant(v) for k, v in call_costs.items() if k != MAG}
+        return cls("constant", "none", fwd, mag=float(call_costs.get(MAG, 0.0)))
 
     def call(self, name: str, n, L=None, reviews: bool = True):
         """Seconds of one call of ``name`` scoring ``n`` tokens at cache length ``L``."""
-        if name == "mag":
+        if name == MAG:
             return self.mag + 0.0 * np.asarray(n, dtype=float)
         if name not in self.forward:
             raise ValueError(f"the cost model of '{self.family}' has no model {name!r}; it has "

@@ -44,7 +44,8 @@ import torch
 
 from .. import config
 from ..engine.cascade import encode_prompt, generate
-from ..engine.plan import METHODS
+from ..engine.methods import get
+from ..engine.plan import MAG, METHODS
 from ..families.family import PROBE_BLOCK, probe_calls, probe_cpu
 from ..families.tasks import load_task
 from ..fileio import write_atomic
@@ -259,7 +260,7 @@ def _fit_samples(fam, samples: list[list], overhead: dict) -> tuple[dict, dict, 
 
 def overhead_methods(fam) -> list[str]:
     """The methods :func:`engine_overhead` runs: every linear method the family can run."""
-    return [m for m in METHODS if m != "staged" or len(fam.drafters) >= 2]
+    return [m for m in METHODS if get(m).runs_on(fam)]
 
 
 def engine_overhead(fam, prompts: list[list[int]], max_new_tokens: int = 48, rounds: int = 4) -> dict:
@@ -285,7 +286,7 @@ def engine_overhead(fam, prompts: list[list[int]], max_new_tokens: int = 48, rou
                 if rnd == 0:
                     continue                                           # warm-up
                 st = g.stats
-                calls = sum(c for n, c in st.calls.items() if n != "mag")
+                calls = sum(c for n, c in st.calls.items() if n != MAG)
                 reviewed = sum(len(e.tokens) + 1 for e in g.events)
                 out = (st.wall_time - sum(st.forward_time.values())) * min(1.0, busy)
                 if (m, i) not in best or out < best[m, i][0]:

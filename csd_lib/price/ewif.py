@@ -32,7 +32,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..engine.plan import Plan
+from ..engine.plan import MAG, Plan
 from .costmodel import CostModel
 
 # ---------------------------------------------------------------------------
@@ -509,7 +509,7 @@ class _Alg1Sim:
         self.calls[name] += int(mask.sum())
         if self.model is None:
             c = self.costs[name] * mask
-        elif name == "mag":
+        elif name == MAG:
             c = self.model.call(name, 1) * mask
         else:
             fed = np.maximum(ctx - self.seen[name], 1) + n_draft             # (N,)

@@ -39,7 +39,8 @@ from .. import config
 from ..engine.cascade import encode_prompt
 from ..engine.mag import MaG
 from ..engine.models import LM
-from ..engine.plan import MAG_BLOCK, TREE_METHODS, Plan, check_tree, vertical_k
+from ..engine.methods import CSD, REFERENCE, SD, get
+from ..engine.plan import MAG, MAG_BLOCK, TREE_METHODS, Plan, check_tree_budget, vertical_k
 from ..engine.stats import branch_rates, model_size_costs
 from ..families import placement
 from ..families.archs import published_config
@@ -119,7 +120,7 @@ def predict_from_runs(recs, cost_model, n_sim: int = 4000, seed: int = 0, plan: 
     recs = as_records(recs)
     plan = plan or recs[0].plan
     toks, start = run_shape(recs, cost_model)
-    table = run_table(recs, plan) if plan.method != "ar" else {}
+    table = run_table(recs, plan) if not get(plan.method).ar_like else {}
     if plan.method in TREE_METHODS:
         return price_tree_plan(plan, table, run_rates(recs), cost_model, toks, start, n_sim=n_sim, seed=seed)
     return price_plan(plan, table, cost_model, toks, start, n_sim=n_sim, seed=seed)
@@ -134,7 +135,7 @@ def rank_run_budgets(recs, cost_model, budgets, n_sim: int = 4000) -> list[dict]
         raise ValueError(f"ranking tree budgets needs a tree method's records (tree-sd, csd-tree, medusa), got "
                          f"{getattr(plan, 'method', None)!r}")
     toks, start = run_shape(recs, cost_model)
-    return rank_plan_budgets(plan, [check_tree(b, plan.method) for b in budgets], run_table(recs, plan),
+    return rank_plan_budgets(plan, [check_tree_budget(b, plan.method) for b in budgets], run_table(recs, plan),
                              run_rates(recs), cost_model, toks, start, n_sim=n_sim)
 
 
@@ -146,7 +147,7 @@ def round_price(recs, cost_model, n_sim: int = 2000) -> dict:
     (:func:`csd_lib.price.pricing.price_tree_plan`)."""
     recs = as_records(recs)
     plan = recs[0].plan
-    if plan is None or plan.method == "ar":
+    if plan is None or get(plan.method).ar_like:
         raise ValueError("a round of drafting and review needs a speculative method's records, not AR's")
     if plan.method in TREE_METHODS:
         step = predict_from_runs(recs, cost_model, n_sim)["step"]
@@ -179,7 +180,7 @@ def predict_metrics_from_runs(recs, cost_model=None, n_sim: int = 4000) -> dict:
     recs = as_records(recs)
     plan = recs[0].plan
     lat = latency_costs([r.stats for r in recs])
-    if plan.method == "ar":
+    if get(plan.method).ar_like:
         pred_ms = pred_wall = 1.0
     elif plan.method in TREE_METHODS and not branch_rates([r.stats for r in recs]):
         pred_ms = pred_wall = float("nan")  # lines written before the per-branch meters
@@ -283,8 +284,8 @@ def generation_seconds(fam, prompts: list[str], method: str, max_new_tokens: int
     prompt = sum(lengths) / len(lengths)
     cm = probe_cost_model(fam, prompt_tokens=round(prompt))
     table, accepted = run_acceptance(fam)
-    chain_k = k if method in ("csd", "csd-tree") else None
-    sd_k = k if method in ("sd", "tree-sd") else None
+    chain_k = k if get(method).lenient else None        # the cascade's K
+    sd_k = k if get(method).takes_drafter else None     # SD's one draft length
     one = method_seconds(fam, [method], max_new_tokens, cm, table, PROBE_START, k=chain_k, sd_k=sd_k)[method]
     return one, f"priced from {cm.env['source']} and {accepted}"
 
@@ -443,7 +444,7 @@ def ratio_sweep(records, cost_model: CostModel, ratios=RATIO_GRID, n_sim: int = 
 
 def paper_table(levels: list[str], t5: bool = True) -> tuple[dict, list[str]]:
     """The paper's profile for a T5 family (``t5``) with drafters ``base``, ``small`` (or one) and MaG."""
-    neural = [lv for lv in levels[1:] if lv != "mag"]
+    neural = [lv for lv in levels[1:] if lv != MAG]
     if not t5 or not neural or any(d not in PAPER_FIRST for d in neural):
         raise ValueError(f"--acceptance paper: the paper publishes per-position acceptance only for FLAN-T5 "
                          f"base/small drafting for FLAN-T5-XXL (Fig. 2); this family's drafters are {neural}, "
@@ -453,7 +454,7 @@ def paper_table(levels: list[str], t5: bool = True) -> tuple[dict, list[str]]:
     table = {}
     for i, reviewer in enumerate(levels):
         for proposer in levels[i + 1:]:
-            table[(reviewer, proposer)] = [ASSUMED_MAG] if proposer == "mag" else paper_row(PAPER_FIRST[proposer])
+            table[(reviewer, proposer)] = [ASSUMED_MAG] if proposer == MAG else paper_row(PAPER_FIRST[proposer])
     notes = [f"acceptance: paper Fig. 2 (FLAN-T5, GSM8K/MMLU): position 1 at "
              f"{', '.join(f'{d} {PAPER_FIRST[d]}' for d in neural)}, each later position accepted at that rate "
              f"given the earlier ones (the paper's i.i.d. model), so the share accepted falls below {PAPER_AT_30} by "
@@ -654,9 +655,9 @@ def mc_work(plan: Plan) -> float:
     (K's entries outside MaG's column, plus the target's), three times as many with MaG at the bottom."""
     if not plan.drafters:
         return 0.05  # AR is priced in closed form
-    neural = [j for j, d in enumerate(plan.drafters) if d != "mag"]
+    neural = [j for j, d in enumerate(plan.drafters) if d != MAG]
     calls = 1 + float(np.asarray(plan.k)[:, neural].sum())
-    return calls * (3 if "mag" in plan.drafters else 1)
+    return calls * (3 if MAG in plan.drafters else 1)
 
 
 def best_rows(rows: list[dict]) -> dict:
@@ -797,11 +798,11 @@ def format_device_prediction(res: dict) -> str:
     ar = best["ar"]["tokens_per_s"]
     lines = [f"predicted on {res['device']} for {res['family']} ({res['tokens']:.0f}-token generations):"]
     lines += [f"  note: {n}" for n in res["notes"]]
-    names = {"ar": "AR", "sd": "SD", "vertical": "vertical (largest drafter + MaG)", "csd": "CSD"}
-    for m in ("ar", "sd", "vertical", "csd"):
+    names = {REFERENCE: "AR", SD.name: "SD", "vertical": "vertical (largest drafter + MaG)", CSD.name: "CSD"}
+    for m in names:
         r = best[m]
-        how = "" if m == "ar" else (f"  k = {r['k'][0][0]}" + (f" ({r['drafter']})" if "drafter" in r else "")
-                                     if m != "csd" else f"  K = {r['k']}")
+        how = "" if m == REFERENCE else (f"  k = {r['k'][0][0]}" + (f" ({r['drafter']})" if "drafter" in r else "")
+                                         if m != CSD.name else f"  K = {r['k']}")
         lines.append(f"  {names[m]:<34}{r['tokens_per_s']:9.3g} tokens/s  {r['speedup']:5.2f}x{how}")
     preset = next((r for r in res["rows"] if r.get("preset")), None)
     if preset:

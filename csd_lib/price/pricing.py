@@ -21,7 +21,8 @@ from dataclasses import replace
 import numpy as np
 
 from .. import config
-from ..engine.plan import Plan
+from ..engine.methods import CASCADE, DRAFTER, get
+from ..engine.plan import MAG, Plan
 from ..measure.acceptance import acceptance_table, complete_table
 from ..measure.bench import method_plan
 from ..measure.records import read_records
@@ -62,7 +63,7 @@ def price_plan(plan: Plan, table: dict, cost_model, tokens: float, start: float,
     models = ["target", *plan.neural]
     starts, ar_time, L = _start_and_ar(cost_model, models, tokens, start)
     out = {"cache_length": L, "ar_tokens_per_s": tokens / ar_time}
-    if plan.method == "ar":
+    if get(plan.method).ar_like:
         return {**out, "speedup": 1.0, "tokens_per_s": tokens / ar_time, "cost_share": {"target": 1.0}}
     p = predict_speedup(plan, table, cost_model, n_sim=n_sim, seed=seed, cache_length=L, horizon=round(tokens),
                         max_steps=max_steps)
@@ -129,8 +130,8 @@ def price_tree(parents, rates, cost_model, drafter: str | None, cache_length: fl
     tokens = expected_tokens_tree(par, rates)
     if drafter is None:
         draft = 0.0
-    elif drafter == "mag":
-        draft = float(cost_model.call("mag", 1))
+    elif drafter == MAG:
+        draft = float(cost_model.call(MAG, 1))
     else:
         draft = _tree_sd_draft(tree_widths(par), cost_model, drafter, tokens, L)
     return _step(tokens, draft, float(cost_model.verify(target, par.size, L)), cost_model.ar_step(target, L))
@@ -179,19 +180,20 @@ def _tree_step_at(plan: Plan, table: dict, rates, cost_model, L: float, n_sim: i
     """``at(cap)``: the price of one step of ``plan``'s tree drafted at most ``cap`` deep (None: as deep as the
     budget lets it), with ``nodes`` and ``dist`` (P(a drafted tokens accepted)); each cap priced once."""
     done: dict = {}
-    if plan.method not in ("tree-sd", "csd-tree", "medusa"):
+    tree = get(plan.method).tree
+    if tree is None:
         raise ValueError(f"price_tree_plan prices the tree methods (tree-sd, csd-tree, medusa), not {plan.method!r}; "
                          f"use price_plan")
-    full = tree_sd_parents(plan.tree) if plan.method == "tree-sd" else \
+    full = tree_sd_parents(plan.tree) if tree == DRAFTER else \
         tree_for_widths(rates[max(rates)] if isinstance(rates, dict) else rates, plan.tree)
 
     def at(cap):
-        if cap not in done and plan.method == "csd-tree":
+        if cap not in done and tree == CASCADE:
             done[cap] = price_csd_tree(plan, table, rates, cost_model, L, n_sim=n_sim, seed=seed,
                                        room=None if cap is None else cap + 1)
         elif cap not in done:
             par = full if cap is None else _cut(full, cap)
-            drafter = plan.drafters[0] if plan.method == "tree-sd" else None
+            drafter = plan.drafters[0] if tree == DRAFTER else None
             done[cap] = {**price_tree(par, rates, cost_model, drafter, L), "nodes": float(len(par)),
                          "depth": len(plan.tree), "dist": accepted_distribution(par, rates)}
         return done[cap]
@@ -281,7 +283,7 @@ def run_acceptance(fam, task: str | None = None, records: list[dict] | None = No
         return complete_table(acceptance_table(stats, min_reached=1), levels), f"the acceptance of {len(stats)} earlier runs"
     if fam.random_weights:
         return {pair: [0.0] for pair in pairs}, "no draft accepted (random weights)"
-    table = {(r, p): [ASSUMED_MAG] if p == "mag" else paper_row(ASSUMED_FIRST) for r, p in pairs}
+    table = {(r, p): [ASSUMED_MAG] if p == MAG else paper_row(ASSUMED_FIRST) for r, p in pairs}
     return table, (f"an assumed acceptance ({ASSUMED_FIRST} at each position of a draft given the earlier ones, the "
                    f"paper's profile; MaG {ASSUMED_MAG})")
 
@@ -310,7 +312,7 @@ def method_seconds(fam, methods, max_new_tokens: int, cost_model: CostModel, tab
         except ValueError:
             out[m] = 0.0
             continue
-        if plan.tree and plan.method != "csd-tree":
+        if plan.tree and get(plan.method).tree != CASCADE:
             out[m] = _tree_seconds(plan, table, cost_model, max_new_tokens, cache_start)
         else:
             p = price_plan(plan, table, cost_model, max_new_tokens, cache_start, n_sim=N_SIM)

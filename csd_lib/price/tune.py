@@ -20,7 +20,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..engine.cascade import encode_prompt, generate
-from ..engine.plan import TREE_METHODS, Plan, check_lenience, check_max_new_tokens, check_tree
+from ..engine.methods import CASCADE, DRAFTER, find
+from ..engine.plan import TREE_METHODS, Plan, check_lenience, check_max_new_tokens, check_tree_budget
 from ..engine.stats import branch_rates
 from ..measure.acceptance import acceptance_table, complete_table, latency_costs
 from .costs import cost_clock
@@ -225,9 +226,9 @@ def sd_sweep_predicted(fam, task_or_prompts, ks=tuple(range(2, 25)), max_new_tok
 def tree_budget_grid(method: str) -> list[tuple[int, ...]]:
     """Tree budgets (nodes per depth) the tuner prices for ``method``: tree-sd's width 1-4 at depths 2-16 (its
     drafter offers two choices a node), csd-tree's branches of width 1-3 on the first 1-6 depths of its chain."""
-    if method == "tree-sd":
+    if find(method) is not None and find(method).tree == DRAFTER:
         return [(w,) * d for w in (1, 2, 3, 4) for d in (2, 4, 6, 8, 12, 16)]
-    if method == "csd-tree":
+    if find(method) is not None and find(method).tree == CASCADE:
         return [(w,) * d for w in (1, 2, 3) for d in (1, 2, 3, 4, 6)]
     raise ValueError(f"the tuner chooses tree-sd's and csd-tree's tree budgets, not {method!r}'s (Medusa's tree is "
                      f"its heads')")
@@ -254,7 +255,7 @@ def tune_tree(fam, task_or_prompts, method: str = "csd-tree", budgets=None, meas
     ``measure`` are measured against AR on the same prompts (``reps`` times)."""
     if method not in TREE_METHODS:
         raise ValueError(f"tune_tree chooses a tree method's budget ({', '.join(TREE_METHODS)}), not {method!r}'s")
-    budgets = [check_tree(b, method) for b in (budgets or tree_budget_grid(method))]
+    budgets = [check_tree_budget(b, method) for b in (budgets or tree_budget_grid(method))]
     _check_args(max_new_tokens, n, n_sim=n_sim, reps=reps, **({"measure": measure} if measure else {}))
     prompts = calibration_prompts(task_or_prompts, n)
     cm = family_costs(fam, cost_model)
