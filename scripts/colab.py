@@ -16,7 +16,7 @@ refuses to write into it), installs it with ``pip install -e .[real]`` (the real
 online; ``accelerate``, ``sentencepiece``, ``protobuf`` for the real families), and turns on Colab's
 custom widget manager for the live panels. The install keeps Colab's own CUDA build of torch: pip
 gets a constraint pinning torch to the installed version, so it installs or upgrades the other
-dependencies (transformers >= 5, plotly, ...) and, were one of them to need another torch, stops
+dependencies (transformers in its tested range, plotly, ...) and, were one of them to need another torch, stops
 with an error instead of downloading one. If the clone fails, the cell says what to do: set the
 URL with the script above, or upload a wheel (``pip wheel . --no-deps -w dist``; the wheel carries
 the tiny families) and ``pip install`` it.

@@ -8,7 +8,9 @@
 #                                 shadows end to end, the wheel, ...), more nbval passes so that each
 #                                 family runs on two prompt sets (tiny-t5: CSD_SEED 0 and 2; tiny-llama:
 #                                 1 and 3; scripts/claims_sweep.sh, whose full run covers seeds 1-5),
-#                                 and the browser check.
+#                                 the stack matrix (scripts/stack_matrix.sh: the identity and exact-sampling
+#                                 fast tests and notebooks 00 and 07 under the oldest admitted
+#                                 transformers and 5.17.0) and the browser check.
 # Every notebook cell has a time limit, so a stalled cell fails instead of hanging.
 # Tests and notebooks are spread over CSD_TEST_WORKERS processes (pytest-xdist; default 2, this
 # machine's cores; each test runs torch on one thread). A notebook stays whole in one worker.
@@ -38,6 +40,7 @@ if [ "$FULL" = 1 ]; then
   sweep_ok=1  # both families' sets run even when the first fails
   bash scripts/claims_sweep.sh --families tiny-t5 --seeds 2 || sweep_ok=0
   bash scripts/claims_sweep.sh --families tiny-llama --seeds 1,3 || sweep_ok=0
+  bash scripts/stack_matrix.sh || sweep_ok=0  # lossless on the other transformers releases admitted
   [ "$sweep_ok" = 1 ]
 fi
 python -m csd_lib bench --family tiny-t5 --task synth-gsm8k --n 3 --max-new-tokens 48 \

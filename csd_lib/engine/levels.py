@@ -12,7 +12,6 @@ K holds increments (docs/REFERENCE.md): the level reviewed with row ``K[i]`` let
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -23,7 +22,7 @@ from .generation import TARGET_BONUS, TARGET_CORRECTION, Event
 from .mag import MaG
 from .models import LM
 from .plan import MAG, MAG_LENIENCE
-from .review import Lenience, effective_q, greedy_logps, is_lenient, probs, review, review_greedy
+from .review import Lenience, effective_q, is_lenient, probs, review, review_greedy
 from .stats import PairStats
 
 __all__ = ["Ctx", "Block", "Drafter", "MaGLevel", "Level"]
@@ -139,7 +138,7 @@ class Level:
                 lam = torch.tensor(lam, dtype=p.dtype, device=p.device)  # (m,)
             r = review(p, x, q, lam, False, ctx.generator)
         a = r.n_accepted
-        self._log(ctx, depth, prefix, tokens, prov, who, r, logits, qx if ctx.greedy else None)
+        self._log(ctx, depth, prefix, tokens, prov, who, r, qx if ctx.greedy else None)
         if a == m and eos:  # the draft ended with an accepted EOS: nothing follows it
             out, own = tokens, []
         else:
@@ -173,9 +172,10 @@ class Level:
         rows = effective_q(p[:n], None if q is None else q[:n], x[:n], lam[:n] if per_row else lam)
         return torch.cat([rows, p[n:n_out]]) if n_out > n else rows
 
-    def _log(self, ctx: Ctx, depth, prefix, tokens, prov, who, r, logits=None, qx=None) -> None:
+    def _log(self, ctx: Ctx, depth, prefix, tokens, prov, who, r, qx=None) -> None:
         """Count the review per pair and log it; a greedy review (``qx`` given) also logs, per drafted
-        token, whether it is the argmax and p(x), q(x): what a replay under another lenience needs."""
+        token, whether it is the argmax and p(x), q(x): what a replay under another lenience needs
+        (the numbers the review decided with, carried by ``r``: no second pass over the logits)."""
         a, m = r.n_accepted, len(tokens)
         for i in range(min(a + 1, m)):
             key = f"{self.name}<-{who[i]}"
@@ -184,9 +184,8 @@ class Level:
                 st = ctx.acceptance[key] = PairStats()
             st.add(i, i < a)
         best, px = [], []
-        if qx is not None and m:  # the same numbers review_greedy decided with, from the same logits
-            best, _, lpx = greedy_logps(logits, tokens)
-            px = [math.exp(v) for v in lpx]
+        if qx is not None and m:  # the same numbers review_greedy decided with
+            best, px = r.best, r.px
         ctx.events.append(Event(len(ctx.events), depth, self.name, len(prefix), tokens, prov, who,
                                 r.accept_prob.tolist(), a, r.next_token, r.bonus, self.lenience,
                                 [t == b for t, b in zip(tokens, best)], px, list(qx or [])))

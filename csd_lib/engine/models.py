@@ -10,11 +10,13 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
+import transformers
 from transformers import DynamicCache, EncoderDecoderCache
 
 from .tree import tree_mask
@@ -24,6 +26,46 @@ log = logging.getLogger(__name__)
 # What a generation's times are read from: wall time, or this process's CPU time (all its threads;
 # with one torch thread on a CPU, time that other jobs preempt is not counted).
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+# The transformers releases the tests run (scripts/stack_matrix.sh: the oldest admitted, the lent GPU
+# machine's 5.17.0, and requirements.txt's pin); pyproject.toml admits the same range
+# (tests/engine/test_models.py checks that the two agree).
+TRANSFORMERS_TESTED = ("5.0.0", "5.24.0")
+TESTED_RANGE = f">={TRANSFORMERS_TESTED[0]},<={TRANSFORMERS_TESTED[1]}"
+# The forward's keyword for the KV cache: recent releases name it ``cache``, older ones ``past_key_values``.
+# A forward with ``**kwargs`` swallows the wrong one silently, so the name is read from its signature.
+CACHE_KEYWORDS = ("cache", "past_key_values")
+
+
+class StackError(ValueError):
+    """The installed transformers does not run the adapter as tested (a ValueError: the CLI says it in one line)."""
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """The numeric release of a version string: '5.17.0' -> (5, 17, 0), '5.25.0.dev0' -> (5, 25, 0)."""
+    return tuple(int(x) for x in re.match(r"\d+(?:\.\d+)*", version).group().split("."))
+
+
+def transformers_ok(version: str | None = None) -> str | None:
+    """None when ``version`` (default: the installed transformers) is in the tested range, else the problem in one line."""
+    version = version or transformers.__version__
+    lo, hi = (_release(v) for v in TRANSFORMERS_TESTED)
+    if lo <= _release(version) <= hi:
+        return None
+    return (f"transformers {version} is outside the range this workbook is tested with ({TESTED_RANGE}); "
+            f"pip install 'transformers{TESTED_RANGE}'")
+
+
+def cache_keyword(model: torch.nn.Module) -> str:
+    """The keyword ``model``'s forward takes its KV cache by (``CACHE_KEYWORDS``, read from its signature)."""
+    params = inspect.signature(model.forward).parameters
+    for kw in CACHE_KEYWORDS:
+        if kw in params:
+            return kw
+    raise StackError(f"the forward of {type(model).__name__} names no KV cache argument "
+                     f"({' or '.join(CACHE_KEYWORDS)}) in transformers {transformers.__version__}; "
+                     f"use transformers{TESTED_RANGE}")
 
 
 # The config key that marks a model whose weights are random (shadow checkpoints, toy models).
@@ -42,6 +84,13 @@ class Meter:
     def reset(self) -> None:
         """Zero the counts: a new generation starts."""
         self.calls, self.time, self.tokens_fed, self.nodes = 0, 0.0, 0, 0
+
+
+def _sync(device: torch.device) -> None:
+    """Wait for the device's queued kernels (CUDA runs them asynchronously), so that a timer reads
+    the work itself and not its launch; nothing to wait for elsewhere."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
@@ -101,9 +150,11 @@ class LM:
         if self.is_encoder_decoder:
             self._cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
             ids = torch.tensor([prompt_ids], device=self.device)  # (1, S)
+            _sync(ids.device)  # the encoder's cost lands in its own timing, not in the next call's
             t0 = self.meter.clock()
             with torch.inference_mode():
                 self._enc = self.model.get_encoder()(input_ids=ids)
+            _sync(self._enc.last_hidden_state.device)
             self.meter.time += self.meter.clock() - t0
             return [self.decoder_start]
         self._cache = DynamicCache(config=self.model.config)
@@ -119,6 +170,20 @@ class LM:
         """Whether the model's forward takes ``logits_to_keep`` (HF decoder-only models; T5 does not)."""
         return "logits_to_keep" in inspect.signature(self.model.forward).parameters
 
+    @functools.cached_property
+    def _cache_kw(self) -> str:
+        """The keyword this model's forward takes the KV cache by (:func:`cache_keyword`)."""
+        return cache_keyword(self.model)
+
+    def _check_cache(self, want: int) -> None:
+        """Stop in one line unless the cache holds ``want`` tokens: a forward that ignored the cache
+        recomputed nothing from it, and its output is wrong. Reads a shape, no device sync."""
+        got = self._cache.get_seq_length()
+        if got != want:
+            raise StackError(f"model '{self.name}': the KV cache holds {got} tokens where {want} were expected "
+                             f"after a call: transformers {transformers.__version__} did not use the cache "
+                             f"passed as {self._cache_kw}=; use transformers{TESTED_RANGE}")
+
     def logits(self, seq: list[int], m: int) -> torch.Tensor:
         """Logits predicting seq[-m:] and the token after: shape (m + 1, V), float32 on the model's device.
 
@@ -132,19 +197,19 @@ class LM:
             self._cache.crop(keep - cur)  # negative: remove the last (cur - keep) tokens
         new = seq[keep:]
         ids = torch.tensor([new], device=self.device)  # (1, T)
+        cache = {self._cache_kw: self._cache}
         t0 = self.meter.clock()
         with torch.inference_mode():
             if self.is_encoder_decoder:
-                out = self.model(encoder_outputs=self._enc, decoder_input_ids=ids,
-                                 cache=self._cache, use_cache=True)
+                out = self.model(encoder_outputs=self._enc, decoder_input_ids=ids, use_cache=True, **cache)
             elif self._keeps_logits:  # the LM head runs on the m+1 rows the review needs, not on all fed
-                out = self.model(input_ids=ids, cache=self._cache, use_cache=True, logits_to_keep=m + 1)
+                out = self.model(input_ids=ids, use_cache=True, logits_to_keep=m + 1, **cache)
             else:
-                out = self.model(input_ids=ids, cache=self._cache, use_cache=True)
+                out = self.model(input_ids=ids, use_cache=True, **cache)
         logits = out.logits[0, -(m + 1):].float()  # (m+1, V), left on the device for the review
-        if logits.device.type == "cuda":  # the meter times the forward itself, not its launch
-            torch.cuda.synchronize(logits.device)
+        _sync(logits.device)  # the meter times the forward itself, not its launch
         self.meter.time += self.meter.clock() - t0
+        self._check_cache(keep + len(new))
         self.meter.calls += 1
         self.meter.tokens_fed += len(new)
         self.meter.nodes += m
@@ -180,15 +245,15 @@ class LM:
         try:
             keep_rows = {"logits_to_keep": len(tokens) + 1} if self._keeps_logits else {}
             with torch.inference_mode():
-                out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, cache=self._cache,
-                                 use_cache=True, **keep_rows)
+                out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
+                                 **{self._cache_kw: self._cache}, **keep_rows)
         finally:
             if hook is not None:
                 hook.remove()
         logits = out.logits[0, -(len(tokens) + 1):].float()  # (N + 1, V)
-        if logits.device.type == "cuda":
-            torch.cuda.synchronize(logits.device)
+        _sync(logits.device)
         self.meter.time += self.meter.clock() - t0
+        self._check_cache(keep + ids.shape[1])
         self.meter.calls += 1
         self.meter.tokens_fed += ids.shape[1]
         self.meter.nodes += len(tokens)

@@ -39,6 +39,8 @@ class Review:
     next_token: int            # correction at position a+1 (rejection) or bonus (all kept)
     bonus: bool                # True when every drafted token was accepted
     accept_prob: torch.Tensor  # (m,) min(1, l p(x)/q(x)) for every drafted token, on the reviewer's device
+    best: list[int] | None = None  # greedy (review_greedy): each drafted position's argmax, (m,)
+    px: list[float] | None = None  # greedy (review_greedy): p(x) (T = 1) at each drafted token, (m,)
 
 
 Lenience = Union[float, torch.Tensor]  # one l for the review, or one per drafted position (m,)
@@ -146,7 +148,8 @@ def review_greedy(logits: torch.Tensor, tokens: list[int], qx: list[float],
     ``qx`` is q(x) at the drafted ``tokens`` (1 for MaG), ``lenience`` one number or one per
     position. A token passes if it is its row's argmax or (where l > 1) ``p(x) > q(x) / l``, with
     ``p(x)`` (T = 1) a log-softmax at the drafted tokens only (:func:`greedy_logps`). Returns the
-    review and ``p`` at each emitted token, the ``q(x)`` the level above needs.
+    review (with the argmax and ``p(x)`` per drafted token, for the event log) and ``p`` at each
+    emitted token, the ``q(x)`` the level above needs.
     """
     m = len(tokens)
     best, lp_best, lpx = greedy_logps(logits, tokens)
@@ -154,8 +157,8 @@ def review_greedy(logits: torch.Tensor, tokens: list[int], qx: list[float],
     lams = lenience if isinstance(lenience, list) else [float(lenience)] * m
     ratio = [min(1.0, lam * p / max(q, 1e-30)) for lam, p, q in zip(lams, px, qx)]
     a = next((i for i in range(m) if tokens[i] != best[i] and not (lams[i] > 1 and px[i] > qx[i] / lams[i])), m)
-    return (Review(a, best[a], a == m, torch.tensor(ratio, dtype=torch.float64, device="cpu")),  # host-side record
-            px[:a] + [math.exp(lp_best[a])])
+    return (Review(a, best[a], a == m, torch.tensor(ratio, dtype=torch.float64, device="cpu"),  # host-side record
+                   best[:m], px), px[:a] + [math.exp(lp_best[a])])
 
 
 def residual(p: torch.Tensor, q: torch.Tensor | None, x: int) -> torch.Tensor:

@@ -17,6 +17,7 @@ import torch
 
 from csd_lib import config
 from csd_lib.engine.methods import CSD, MAG_ALONE
+from csd_lib.engine.models import cache_keyword
 from csd_lib.families import tasks
 from csd_lib.measure import curves
 from csd_lib.zoo.recipes import FAMILY_RECIPES, family_models
@@ -123,15 +124,16 @@ def step_latency(model, n_cache: int = 200, n_new: int = 1, n_prompt: int = 64,
     V = model.config.vocab_size
     y = torch.randint(4, V, (1, n_cache), generator=g, device=dev)        # (1, n_cache)
     new = torch.randint(4, V, (1, n_new), generator=g, device=dev)        # (1, n_new)
+    kw = cache_keyword(model)  # the KV cache's keyword in the installed transformers
     if model.config.is_encoder_decoder:
         enc = model.get_encoder()(input_ids=torch.randint(4, V, (1, n_prompt), generator=g, device=dev))
         cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
-        model(encoder_outputs=enc, decoder_input_ids=y, cache=cache, use_cache=True)
-        call = lambda: model(encoder_outputs=enc, decoder_input_ids=new, cache=cache, use_cache=True)  # noqa: E731
+        model(encoder_outputs=enc, decoder_input_ids=y, use_cache=True, **{kw: cache})
+        call = lambda: model(encoder_outputs=enc, decoder_input_ids=new, use_cache=True, **{kw: cache})  # noqa: E731
     else:
         cache = DynamicCache(config=model.config)
-        model(input_ids=y, cache=cache, use_cache=True)
-        call = lambda: model(input_ids=new, cache=cache, use_cache=True)  # noqa: E731
+        model(input_ids=y, use_cache=True, **{kw: cache})
+        call = lambda: model(input_ids=new, use_cache=True, **{kw: cache})  # noqa: E731
     times = []
     for i in range(warmup + reps):
         t0 = time.perf_counter()

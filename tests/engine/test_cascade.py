@@ -113,3 +113,29 @@ def test_one_model_on_two_levels_is_refused(fam):
     plan = Plan("staged", ("small", "small"), [[1, 0], [0, 1]])
     with pytest.raises(ValueError, match="model 'small' appears twice in the cascade"):
         run_plan(fam, plan, PROMPTS[0])
+
+
+def test_a_greedy_review_reads_the_logits_once(fam, monkeypatch):
+    """One pass over each review's logits (one host transfer on a GPU): the event log reuses the numbers
+    the review decided with, and they are the reviewer's own."""
+    import math
+    import sys
+
+    import torch
+
+    from csd_lib.engine.review import greedy_logps
+    calls = []
+    counted = lambda logits, tokens: calls.append(len(tokens)) or greedy_logps(logits, tokens)  # noqa: E731
+    for name, mod in list(sys.modules.items()):  # wherever the engine holds the function, by any import
+        if name.startswith("csd_lib.engine") and getattr(mod, "greedy_logps", None) is greedy_logps:
+            monkeypatch.setattr(mod, "greedy_logps", counted)
+    g = generate(fam, PROMPTS[0], "csd", k=K3, lenience=2.0, max_new_tokens=30)
+    assert len(calls) == len(g.events) and any(calls)  # one per review, drafted tokens or not
+    lm = fam.target
+    for e in (e for e in g.events if e.tokens and e.depth == 0):  # the target's reviews start at committed output
+        seq = lm.start(encode_prompt(fam, PROMPTS[0])) + g.token_ids[:e.start] + e.tokens  # what it scored
+        with torch.no_grad():
+            lp = torch.log_softmax(lm.logits(seq, len(e.tokens)).double(), -1)[:-1]  # (m, V)
+        lm.release()
+        assert e.is_argmax == [int(lp[i].argmax()) == t for i, t in enumerate(e.tokens)]
+        assert e.px == pytest.approx([math.exp(float(lp[i, t])) for i, t in enumerate(e.tokens)], rel=1e-4)

@@ -1,4 +1,5 @@
-"""check_identical: asserts greedy identity in fp32/fp64, reports divergences in bf16 without raising."""
+"""check_identical: asserts greedy identity in fp32/fp64 on the CPU, reports divergences in bf16 or on a GPU
+without raising."""
 import dataclasses
 import math
 
@@ -42,7 +43,8 @@ def test_bf16_reports_without_raising():
     assert fam.target.dtype == torch.bfloat16
     ar, sd, csd = outputs(fam)
     report = check_identical(fam, ar, doctor(sd, 2), doctor(csd, 5), prompt=PROMPT)
-    assert not report.identical and report.dtype == "bfloat16"
+    assert not report.identical and report.dtype == "bfloat16" and report.device == "cpu"
+    assert str(report).startswith("2 of 2 methods (sd, csd) differ from AR in bfloat16 on cpu:")
     (d_sd, d_csd) = report.divergences
     assert (d_sd.method, d_sd.position, d_csd.method, d_csd.position) == ("sd", 2, "csd", 5)
     assert d_sd.ref_token == ar.token_ids[2] and d_sd.token != d_sd.ref_token
@@ -92,4 +94,27 @@ def test_repeated_methods_are_labelled_by_what_differs():
 def test_exact_dtype():
     from csd_lib.measure.lossless import exact_dtype
     assert exact_dtype(random_family("t5", vocab_size=48, dtype=torch.float32))
+    assert exact_dtype(random_family("t5", vocab_size=48, dtype=torch.float64))
     assert not exact_dtype(random_family("t5", vocab_size=48, dtype=torch.bfloat16))
+    spread = random_family("t5", vocab_size=48, dtype=torch.float32)
+    spread.target.model.hf_device_map = {"encoder": "cpu", "decoder": 0}  # accelerate put part of it on GPU 0
+    assert not exact_dtype(spread)
+    spread.target.model.hf_device_map = {"": "cpu"}
+    assert exact_dtype(spread)
+
+
+def test_fp32_on_a_gpu_counts_and_explains_instead_of_raising():
+    """GPU kernels for 1 and for m + 1 tokens round differently even in fp32: a flip there is reported.
+    The device is simulated: the target's device label says cuda (nothing runs on it here)."""
+    fam = random_family("llama", vocab_size=48, dtype=torch.float32, eos=None)
+    ar, sd, csd = outputs(fam)
+    fam.target.device = torch.device("cuda")
+    from csd_lib.measure.lossless import exact_dtype
+    assert not exact_dtype(fam)
+    report = check_identical(fam, ar, sd, doctor(csd, 4))  # no prompt: the gap would need the GPU
+    assert not report.identical and (report.dtype, report.device) == ("float32", "cuda")
+    assert str(report).startswith("1 of 2 methods (sd, csd) differ from AR in float32 on cuda:")
+    (d,) = report.divergences
+    assert (d.method, d.position, d.ref_token) == ("csd", 4, ar.token_ids[4]) and math.isnan(d.gap)
+    assert NEAR_TIE_NOTE in str(report) and "fp32 and fp64 on the CPU are exact" in NEAR_TIE_NOTE
+    assert str(check_identical(fam, ar, sd, csd)) == "identical: sd, csd return AR's tokens (float32 on cuda)"
