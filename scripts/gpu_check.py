@@ -137,6 +137,53 @@ def int_list(text: str) -> tuple[int, ...]:
     return vals
 
 
+# -- the transformers gate: the check runs only on a transformers the tests run ---------------------
+
+def tested_transformers() -> str:
+    """The transformers versions the tests run: pyproject.toml's specifier for it (e.g. ``>=5.17,<=5.24``)."""
+    import tomllib
+    from packaging.requirements import Requirement
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    return next(str(r.specifier) for r in map(Requirement, deps) if r.name == "transformers")
+
+
+def transformers_here() -> tuple[str | None, str | None]:
+    """(version, folder) of the transformers this interpreter would import, read without importing it."""
+    import importlib.metadata as md
+    import importlib.util
+    spec = importlib.util.find_spec("transformers")
+    if spec is None or spec.origin is None:
+        return None, None
+    origin = Path(spec.origin).resolve()
+    dists = [d for d in md.distributions() if (d.metadata["Name"] or "").lower() == "transformers"]
+    mine = [d for d in dists if Path(d.locate_file("transformers/__init__.py")).resolve() == origin]
+    dist = (mine or dists or [None])[0]
+    return (dist.version if dist else None), str(origin.parent.parent)
+
+
+def version_gate(version: str | None = None) -> str | None:
+    """Why the check must not start on this transformers (``version``, else the one installed), in one line; or None.
+
+    The check's numbers mean something only on a transformers the tests run (an untested one can
+    drop the KV cache without an error); scripts/gpu_wheels.sh carries a tested one when the lent
+    machine's is outside the range, and scripts/gpu_check.sh unpacks it first on the path.
+    """
+    from packaging.specifiers import SpecifierSet
+    tested, where = SpecifierSet(tested_transformers()), None
+    if version is None:
+        version, where = transformers_here()
+    if version is None:
+        return "transformers is not installed here; install a tested one (pyproject.toml: transformers" \
+               f"{tested}) or carry it: bash scripts/gpu_wheels.sh"
+    if tested.contains(version, prereleases=True):
+        return None
+    carried = os.environ.get("GPU_CHECK_UNPACKED")
+    return (f"transformers {version}{f' ({where})' if where else ''} is outside the tested range {tested} "
+            f"(pyproject.toml) and " + (f"{carried} holds no tested one; rebuild it" if carried else
+                                        "no wheel of a tested one was carried; build one") +
+            " with bash scripts/gpu_wheels.sh and carry .gpu-wheels/site.tar.xz")
+
+
 # -- workers: each runs in its own subprocess and prints its result as one line "RESULT {json}" ----
 
 def _result(obj) -> None:
@@ -507,6 +554,11 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in WORKERS:
         return worker_main(argv)
+    if argv and argv[0] == "gate":  # gate [VERSION]: exit 0 when it (else the installed one) is tested, 1 if not
+        why = version_gate(argv[1] if len(argv) > 1 else None)
+        print(why or f"transformers {argv[1] if len(argv) > 1 else transformers_here()[0]}: tested "
+                     f"({tested_transformers()})", file=sys.stderr)
+        return 1 if why else 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder for gpu_check.json")
     ap.add_argument("--dry-run", action="store_true", help="CPU, 1 layer, tiny lengths: exercises every step")
@@ -547,6 +599,10 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(f"gpu_check: error: {e}", file=sys.stderr)
         return 2
+    why = version_gate()  # before any step: a few imports' time, not a wasted run
+    if why:
+        print(f"gpu_check: refused: {why}", file=sys.stderr)
+        return 3
     return run_plan(args)
 
 

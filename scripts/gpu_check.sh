@@ -10,6 +10,9 @@
 #   1. here, once:   bash scripts/gpu_wheels.sh      # writes .gpu-wheels/site.tar.xz (about 4.5 MiB)
 #   2. the call:     run(command="bash scripts/gpu_check.sh", timeout_s=560,
 #                        carry=[".gpu-wheels/site.tar.xz"])
+#   It refuses in seconds, in one line, when the machine's transformers is outside the tested range
+#   (pyproject.toml) and the archive holds no tested one (gpu_wheels.sh packs one when the machine's,
+#   as KINDS.md gives it, is outside the range).
 #   What comes back: $OUT/gpu_check.json (every step: status, seconds, output tail, what it
 #   measured) and $OUT/gpu_check.log (what it printed). The machine's python3 (3.12, torch,
 #   transformers) runs it; the carried packages are unpacked into a temporary folder on PYTHONPATH,
@@ -24,16 +27,19 @@ PY=${PYTHON:-python3}
 if [ -z "${PYTHON:-}" ] && ! $PY -c 'import torch' 2>/dev/null && [ -x .venv/bin/python ]; then PY=.venv/bin/python; fi
 OUT_DIR=${OUT:-results/gpu_check}
 mkdir -p "$OUT_DIR"
+# What gpu_wheels.sh packed: the notebook packages, and a tested transformers when the machine's is not one.
+ARCHIVE=${GPU_CHECK_SITE:-.gpu-wheels/site.tar.xz}
 SITE=""
 trap '[ -n "$SITE" ] && rm -rf "$SITE"' EXIT
-if ! $PY -c 'import plotly, ipywidgets, nbclient, ipykernel' 2>/dev/null; then
-  if [ -f .gpu-wheels/site.tar.xz ]; then
+gate() { $PY scripts/gpu_check.py gate 2>/dev/null; }
+if ! $PY -c 'import plotly, ipywidgets, nbclient, ipykernel' 2>/dev/null || ! gate; then
+  if [ -f "$ARCHIVE" ]; then
     SITE=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check-site.XXXXXX")
     $PY -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="data")' \
-      .gpu-wheels/site.tar.xz "$SITE" || { echo "gpu_check: could not unpack .gpu-wheels/site.tar.xz" >&2; exit 1; }
-    export PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH}
-  else
-    echo "gpu_check: plotly, ipywidgets, nbclient or ipykernel is missing and .gpu-wheels/site.tar.xz is not" \
+      "$ARCHIVE" "$SITE" || { echo "gpu_check: could not unpack $ARCHIVE" >&2; exit 1; }
+    export PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH} GPU_CHECK_UNPACKED=$ARCHIVE
+  elif gate; then  # else gpu_check.py refuses in one line, in seconds: the transformers here is not tested
+    echo "gpu_check: plotly, ipywidgets, nbclient or ipykernel is missing and $ARCHIVE is not" \
          "here (bash scripts/gpu_wheels.sh builds it): the notebook steps will fail" >&2
   fi
 fi

@@ -28,6 +28,12 @@ PLAN_STEPS = ["env",
               "bench:flan-t5-policy"]
 
 
+def _pinned(name: str) -> str:
+    """The version requirements.txt pins ``name`` to."""
+    line = next(ln for ln in (ROOT / "requirements.txt").read_text().splitlines() if ln.startswith(f"{name}=="))
+    return line.split("==")[1].split()[0]
+
+
 def check(*args, timeout, env=None):
     return subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu_check.py"), *args], capture_output=True,
                           text=True, cwd=ROOT, timeout=timeout, env=env)
@@ -92,19 +98,25 @@ def test_dry_run_runs_every_step_and_records_each_in_one_json(tmp_path):
 
 @pytest.mark.slow
 def test_wheel_archive_holds_what_the_machine_lacks_under_the_carry_limit(tmp_path):
-    """scripts/gpu_wheels.sh: Python 3.12 packages, none the machine has, within what the device tool carries."""
+    """scripts/gpu_wheels.sh: Python 3.12 packages, none the machine has, within what the device tool carries;
+    here for a machine whose transformers (4.0.0) is untested, so the pinned one is packed, pruned."""
+    env = {**os.environ, "PYTHON": sys.executable, "MACHINE_TRANSFORMERS": "4.0.0"}
     p = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_wheels.sh"), str(tmp_path / "wh")], capture_output=True,
-                       text=True, cwd=ROOT, timeout=1200, env={**os.environ, "PYTHON": sys.executable})
+                       text=True, cwd=ROOT, timeout=1200, env=env)
     if p.returncode == 3:
         pytest.skip("no package index reachable: " + p.stderr.strip().splitlines()[-1])
     assert p.returncode == 0, p.stdout + p.stderr
-    names = {line.rsplit("-", 1)[0].lower() for line in (tmp_path / "wh" / "MANIFEST.txt").read_text().split()}
+    manifest = (tmp_path / "wh" / "MANIFEST.txt").read_text().split()
+    names = {line.rsplit("-", 1)[0].lower() for line in manifest}
     assert {"plotly", "ipywidgets", "nbclient", "nbformat", "ipykernel", "jupyter_client", "pyzmq", "tornado"} <= names
-    assert not names & {"torch", "transformers", "numpy", "pygments", "packaging", "debugpy", "jedi"}
+    assert not names & {"torch", "numpy", "pygments", "packaging", "debugpy", "jedi", "tokenizers", "huggingface_hub"}
+    assert f"transformers-{_pinned('transformers')}" in manifest and "packing transformers==" in p.stdout
     with tarfile.open(tmp_path / "wh" / "site.tar.xz") as tar:
         files = tar.getnames()
     assert any(f.endswith(".cpython-312-x86_64-linux-gnu.so") or "abi3" in f for f in files if f.endswith(".so"))
-    assert not any("/plotly/labextension/" in f for f in files)
+    assert not any("/plotly/labextension/" in f or "/labextensions/" in f for f in files)
+    models = {f.split("/")[3] for f in files if f.startswith("./transformers/models/") and f.count("/") > 3}
+    assert models == {"auto", "encoder_decoder", "t5", "llama"}
     size = (tmp_path / "wh" / "site.tar.xz").stat().st_size
     assert size < 40 * 2 ** 20 and "limit" in p.stdout
 
