@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The GPU check: vicuna, flan-t5-colab in bf16 and in fp16 (the T4 policy), notebooks 00 and 07 on
-# flan-t5-colab, then flan-t5, each preset at full depth on shadow checkpoints (random weights: the
-# lent machine has no network and no hub cache). Per preset: costs on a few points, predict from them
-# beside predict --max-layers 2, bench --n 2 (scripts/gpu_check.py says what each step does and what
-# each is expected to take). Budgeted to finish within 8 minutes: a step that would overrun is
-# skipped and the JSON says so.
+# The GPU check: vicuna, flan-t5 (FLAN-T5-XXL), flan-t5-colab in bf16, fp16 (the T4 policy) and fp32
+# (identity), then notebooks 00 and 07 on flan-t5-colab, each preset at full depth on shadow
+# checkpoints (random weights: the lent machine has no network and no hub cache). Per item: costs on a
+# few points with each model's call wall time beside its GPU-busy time, bench --n 2 (mismatches against
+# AR); per preset once, predict from the costs (beside predict --max-layers 2 for vicuna and flan-t5).
+# scripts/gpu_check.py says what each step does and what each is expected to take. Budgeted to finish
+# within 8 minutes: a step that would overrun is skipped and the JSON says so.
 #
 # On a lent machine, through the device tool, from the root of the checkout the session runs in:
 #   1. here, once:   bash scripts/gpu_wheels.sh      # writes .gpu-wheels/site.tar.xz (about 4.5 MiB)
@@ -44,9 +45,9 @@ if ! $PY -c 'import plotly, ipywidgets, nbclient, ipykernel' 2>/dev/null || ! ga
   fi
 fi
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
-# On a GPU, 470 s at most: the plan's own budget (450 s) plus the step in flight (the JSON is rewritten
+# On a GPU, 480 s at most: the plan's own budget (460 s) plus the step in flight (the JSON is rewritten
 # after every step). A dry run is held by its plan's budget alone.
 # On a GPU each preset's shadows (up to 23 GB) are deleted after its last step.
-LIMIT=(timeout "${GPU_CHECK_TIMEOUT:-470}") FREE=(--free-disk)
+LIMIT=(timeout "${GPU_CHECK_TIMEOUT:-480}") FREE=(--free-disk)
 [[ " $* " == *" --dry-run "* ]] && LIMIT=() FREE=()
 "${LIMIT[@]}" $PY scripts/gpu_check.py --out "$OUT_DIR" "${FREE[@]}" "$@" 2>&1 | tee "$OUT_DIR/gpu_check.log"
