@@ -82,7 +82,7 @@ ESTIMATE_S = {
     "env": 8, "notebook": {"00": 35, "07": 45},
     "shadows": {"vicuna": 30, "flan-t5-colab": 8, "flan-t5": 45},
     "costs": {"vicuna": 19, "flan-t5-colab": 12, "flan-t5": 24},
-    "predict-2-layers": {"vicuna": 24, "flan-t5": 24},   # 2-layer costs measured (15 s), then priced (9 s)
+    "predict-2-layers": {"vicuna": 25, "flan-t5": 25},   # 2-layer costs measured (15 s), then priced (10 s)
     "bench": {"vicuna": 16, "flan-t5-colab": 12, "flan-t5": 22},
 }
 DRY_ESTIMATE_S = {
@@ -95,9 +95,10 @@ DRY_ESTIMATE_S = {
 # Measured: the CPU seconds (user + system, as a step's ``cpu_s``) of `predict` with the GPU run's settings
 # (--acceptance as ACCEPTANCE, --max-new-tokens 16, one torch thread), imports included: 6.6 s + 0.5 s for
 # vicuna, 7.8 s + 0.5 s for flan-t5 and for flan-t5-colab (2026-12-07, AMD EPYC shared with other jobs,
-# priced on the embedded families' cost files: the same plans, so the same work). CPU time, which other
-# jobs do not inflate: an idle core of the GPU machine prices in about that wall time. Rounded up.
-PREDICT_CPU_S = 9
+# priced on the embedded families' cost files: the same plans, so the same work), and 8.9 s in a dry run's
+# predict of flan-t5-colab on its own measured costs. CPU time, which other jobs do not inflate: an idle
+# core of the GPU machine prices in about that wall time. Rounded up.
+PREDICT_CPU_S = 10
 # The settings of a run on a GPU and of a dry run (each an option's default): few cost points, short
 # generations, the notebooks' knobs capped (csd_lib.config: CSD_MAX_PROMPTS, CSD_MAX_NEW_TOKENS); a dry
 # run also cuts the prompts the costs are timed on (prompt_tokens; None: the task's prompt, and
