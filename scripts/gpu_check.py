@@ -204,7 +204,7 @@ def version_gate(version: str | None = None) -> str | None:
     return (f"transformers {version}{f' ({where})' if where else ''} is outside the tested range {tested} "
             f"(pyproject.toml) and " + (f"{carried} holds no tested one; rebuild it" if carried else
                                         "no wheel of a tested one was carried; build one") +
-            " with bash scripts/gpu_wheels.sh and carry .gpu-wheels/site.tar.xz")
+            f" with MACHINE_TRANSFORMERS={version} bash scripts/gpu_wheels.sh and carry .gpu-wheels/site.tar.xz")
 
 
 # -- workers: each runs in its own subprocess and prints its result as one line "RESULT {json}" ----
@@ -283,7 +283,8 @@ class HostMemory:
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join()
-        self.peak, self.anon_peak = self._read("VmHWM") - self.rss0, max(self.anon_max, self._read("RssAnon")) - self.anon0
+        self.peak = self._read("VmHWM") - self.rss0
+        self.anon_peak = max(self.anon_max, self._read("RssAnon")) - self.anon0
 
     def _sample(self):
         while not self._stop.wait(0.02):
