@@ -18,6 +18,8 @@
 # csd_lib is not packed: its wheel holds data/ (about 48 MB); the check runs it from the repo root
 # (PYTHONPATH), which travels anyway.
 #
+# A tested transformers is packed only when the machine's is outside the tested range (below).
+#
 # Exit status: 0 built, 1 over the size limit, 3 no package index reachable (nothing built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +33,15 @@ HAVE="attrs packaging psutil pygments python_dateutil typing_extensions narwhals
 # Not needed at run time: the debugger (ipykernel imports it only when present), completion
 # (IPython imports jedi only when present) and the browser-side assets of ipywidgets.
 SKIP="debugpy jedi parso widgetsnbextension jupyterlab_widgets"
+# The machine's transformers (KINDS.md, "pip list, as a session saw it", 2026-11). Outside the tested
+# range (pyproject.toml; scripts/gpu_check.py gate), the pinned one (requirements.txt) is packed too,
+# with only the model code the presets use, and unpacked before the machine's on the path.
+MACHINE_TRANSFORMERS=${MACHINE_TRANSFORMERS:-5.17.0}
+KEEP_MODELS="auto encoder_decoder t5 llama"  # what loading them imports (AutoTokenizer: encoder_decoder)
+TESTED=""  # its needs (huggingface_hub, tokenizers, safetensors, ...) are on the machine at versions it takes
+$PY scripts/gpu_check.py gate "$MACHINE_TRANSFORMERS" 2>/dev/null ||
+  TESTED="transformers==$(sed -n 's/^transformers==\([^ #]*\).*/\1/p' requirements.txt)"
+[ -n "$TESTED" ] && echo "gpu_wheels: the machine's transformers $MACHINE_TRANSFORMERS is outside the tested range: packing $TESTED"
 TAGS=(--python-version 3.12 --implementation cp --abi cp312 --abi abi3 --abi none --only-binary=:all:
       --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_26_x86_64
       --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform manylinux_2_5_x86_64
@@ -41,7 +52,9 @@ CAP_MIB=40
 mkdir -p "$DEST"
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/gpu-wheels.XXXXXX")
 trap 'rm -rf "$STAGE"' EXIT
-if ! $PY -m pip download -q --disable-pip-version-check -d "$STAGE/wheels" "${TAGS[@]}" $WANT 2>"$DEST/pip.log"; then
+if ! $PY -m pip download -q --disable-pip-version-check -d "$STAGE/wheels" "${TAGS[@]}" $WANT 2>"$DEST/pip.log" ||
+   { [ -n "$TESTED" ] && ! $PY -m pip download -q --disable-pip-version-check --no-deps -d "$STAGE/wheels" "${TAGS[@]}" \
+       "$TESTED" 2>>"$DEST/pip.log"; }; then
   echo "gpu_wheels: pip download failed (is a package index reachable?); see $DEST/pip.log" >&2
   tail -3 "$DEST/pip.log" >&2
   exit 3
@@ -59,9 +72,16 @@ $PY -m pip install -q --disable-pip-version-check --no-index --no-deps --no-comp
 # notebooks run with CSD_PLOTLY_RENDERER=plotly_mimetype, which embeds no plotly.js; a stub stays
 # for code that reads the file), test suites, console scripts.
 site="$STAGE/site"
-rm -rf "$site/plotly/labextension" "$site/plotly/package_data/widgetbundle.js" "$site/bin"
+rm -rf "$site/plotly/labextension" "$site/share/jupyter/labextensions" "$site/plotly/package_data/widgetbundle.js" "$site/bin"
 echo "/* plotly.js left out by scripts/gpu_wheels.sh */" >"$site/plotly/package_data/plotly.min.js"
 find "$site" -depth -type d \( -name tests -o -name __pycache__ \) -exec rm -rf {} +
+if [ -d "$site/transformers/models" ]; then  # what no preset loads: 104 of its 113 MB unpacked
+  for d in "$site"/transformers/models/*/; do
+    [[ " $KEEP_MODELS " == *" $(basename "$d") "* ]] || rm -rf "$d"
+  done
+  (cd "$site/transformers" && rm -rf cli data exporters pipelines trainer*.py training_args*.py testing_utils.py \
+     hyperparameter_search.py optimization.py)
+fi
 ls "$site" | sed -n 's/\.dist-info$//p' | sort >"$DEST/MANIFEST.txt"
 tar -cJf "$DEST/site.tar.xz.tmp" -C "$site" .
 mv "$DEST/site.tar.xz.tmp" "$DEST/site.tar.xz"

@@ -365,6 +365,8 @@ def _load_hub(name: str, target_id: str, drafter_ids: list[str], k, lenience: fl
                                     f"{advice}") from None
     check_vocab([], toks)  # before any weights are loaded
     _say([f"{name} on {pol.device} in {str(pol.dtype).removeprefix('torch.')}", *notes])
+    if plan.host_note:  # before any weight loads
+        log.warning(f"load_family: {name}: {plan.host_note}")
     try:
         target = load_lm("target", target_id, policy=pol, **extra)
         drafters = [load_lm(r, m, policy=pol, **local) for r, m in zip(roles(len(drafter_ids)), drafter_ids)]

@@ -6,6 +6,7 @@ ones stored in ``data/hf_configs``), so a family that cannot load is refused bef
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import logging
 import os
@@ -151,6 +152,22 @@ def _published_tying(arch: str):
         hf_log.removeFilter(note)
 
 
+def straight_to(device: torch.device, what: str = "the model") -> dict:
+    """``from_pretrained`` arguments that read each weight straight onto ``device``: no whole model in host RAM first.
+
+    On the CPU none are needed (weights are read there). Elsewhere a one-device map does it, which
+    needs accelerate (the ``real`` extra); without it the model is read into host RAM, then moved,
+    and a line says so.
+    """
+    if device.type == "cpu":
+        return {}
+    if importlib.util.find_spec("accelerate") is None:
+        log.warning(f"load_lm: accelerate is not installed, so {what} is read into host RAM before it moves to "
+                    f"{device}; pip install accelerate (or the package's 'real' extra) to load it straight there")
+        return {}
+    return {"device_map": {"": device}}
+
+
 def load_lm(name: str, path_or_id: str, device=None, dtype=None, real: bool = False,
             policy: config.Policy | None = None, **hf_kwargs) -> LM:
     """Load an HF checkpoint (local dir or hub id) as an LM adapter, placed by the device/dtype policy.
@@ -158,8 +175,9 @@ def load_lm(name: str, path_or_id: str, device=None, dtype=None, real: bool = Fa
     Args:
         real: a hub checkpoint (the "real" policy) rather than an embedded tiny model.
         policy: a policy already chosen for the family (``config.policy``); else one is chosen here.
-        hf_kwargs: passed to ``from_pretrained``, e.g. ``device_map="auto", max_memory=...``.
-    After loading, a reduced-precision model must keep its fp32 modules and give finite
+        hf_kwargs: passed to ``from_pretrained``, e.g. ``device_map="auto", max_memory=...`` (an
+            offload plan's map replaces the one-device map of ``straight_to``).
+    Each weight is read straight onto the policy's device (``straight_to``). After loading, a reduced-precision model must keep its fp32 modules and give finite
     logits on a short input; if not, it is reloaded in fp32 and a line says so.
     """
     from transformers import AutoConfig
@@ -168,11 +186,12 @@ def load_lm(name: str, path_or_id: str, device=None, dtype=None, real: bool = Fa
     pol = policy or config.policy("real" if real else "tiny", model_arch(cfg), config.describe_device(device),
                                   dtype, device)
     cls = _auto_class(cfg)
+    kwargs = {**straight_to(pol.device, path_or_id), **hf_kwargs}  # the caller's device_map (an offload plan) wins
 
     def load(dt):
         with _published_tying(model_arch(cfg)):
-            model = cls.from_pretrained(path_or_id, dtype=dt, **hf_kwargs)
-        return model if "device_map" in hf_kwargs else model.to(pol.device)
+            model = cls.from_pretrained(path_or_id, dtype=dt, **kwargs)
+        return model if "device_map" in kwargs else model.to(pol.device)
 
     model = load(pol.dtype)
     problem = check_loaded(model, pol)

@@ -31,6 +31,7 @@ class MemoryPlan:
     need: int                         # bytes of all weights, KV caches and headroom
     free: int | None                  # free bytes on the device (None: not measured)
     message: str = ""
+    host_note: str = ""               # on a GPU: host RAM is smaller than the largest model (a warning)
 
 HEADROOM = 2**29       # 0.5 GiB beyond weights and KV caches: activations, logits, allocator slack
 
@@ -54,6 +55,20 @@ def _gib(b: int) -> str:
     return f"{b / 2**30:.1f} GiB"
 
 
+def host_note(sizes: list[int], info: config.DeviceInfo) -> str:
+    """On a GPU, what to do when host RAM is smaller than the largest model's weights ("" when it is not, or unknown).
+
+    Each weight is read straight onto the GPU (``hub.straight_to``), so host RAM need not hold a
+    model: its checkpoint is read through the page cache. Loading then still works, more slowly,
+    unless the runtime limits the page cache too (a notebook kernel killed while loading).
+    """
+    if info.type != "cuda" or info.host_free is None or max(sizes, default=0) <= info.host_free:
+        return ""
+    return (f"host RAM has {_gib(info.host_free)} available, less than the largest model's {_gib(max(sizes))}: "
+            f"its weights are read from disk straight onto the GPU (slower); if loading is killed, free host RAM "
+            f"(restart the runtime, close other notebooks) or use a machine with more")
+
+
 def plan_memory(sizes: list[int], info: config.DeviceInfo, cache: int = 0, headroom: int = HEADROOM) -> MemoryPlan:
     """Place a family whose weights take ``sizes`` bytes (target first, then drafters).
 
@@ -72,7 +87,7 @@ def plan_memory(sizes: list[int], info: config.DeviceInfo, cache: int = 0, headr
         info = replace(info, total_mem=total, free_mem=free, host_free=free)
     where = {"cpu": "host RAM", "mps": "unified memory (MPS)"}.get(info.type, info.name or info.type)
     if info.free_mem is None or need <= info.free_mem:
-        return MemoryPlan(True, None, None, need, info.free_mem)
+        return MemoryPlan(True, None, None, need, info.free_mem, host_note=host_note(sizes, info))
     short = (f"the family needs {_gib(need)} (weights {_gib(sum(sizes))}, target {_gib(sizes[0])}, plus "
              f"{_gib(cache)} of KV cache and {_gib(headroom)} headroom), more than the {_gib(info.free_mem)} "
              f"free in {where}" if info.type != "cuda" else
@@ -94,7 +109,7 @@ def plan_memory(sizes: list[int], info: config.DeviceInfo, cache: int = 0, headr
     return MemoryPlan(True, "auto", {info.index or 0: gpu, "cpu": int(host)}, need, info.free_mem,
                       f"the family needs {_gib(need)} (with KV cache and headroom) but {_gib(info.free_mem)} is "
                       f"free on {where}: the drafters stay on it and accelerate spreads the target over the GPU "
-                      f"({_gib(gpu)}) and host RAM ({_gib(offloaded)}), which is slower")
+                      f"({_gib(gpu)}) and host RAM ({_gib(offloaded)}), which is slower", host_note(sizes, info))
 
 
 def family_memory(cfgs: dict[str, dict], dtype: torch.dtype, keep_fp32: tuple[str, ...], info: config.DeviceInfo):

@@ -1,6 +1,7 @@
 """The device and dtype policy (config.policy, placement.plan_memory), table-tested on fake devices,
 plus the loading checks that need no GPU: fp32 'wo' layers, finite logits, the accelerate path."""
 import json
+from dataclasses import replace
 
 import pytest
 import torch
@@ -153,6 +154,18 @@ def test_plan_memory(info, params, dtype, fits, device_map):
         assert "accelerate" in plan.message
     if not fits:
         assert "more than" in plan.message
+
+
+def test_host_ram_smaller_than_the_largest_model_is_said_before_loading():
+    """On a GPU the weights go straight there, so host RAM below one model's size is a line saying what to do."""
+    colab = replace(T4, host_free=int(11.5 * GiB))              # a Colab T4's host RAM, Vicuna-7B's 12.6 GiB
+    note = plan_memory(_bytes([V7B, V68M], F16), colab, _cache([V7B, V68M], F16)).host_note
+    assert "11.5 GiB available, less than the largest model's 12.6 GiB" in note and "restart the runtime" in note
+    assert plan_memory(_bytes([LARGE, BASE, SMALL], F16), colab).host_note == ""          # FLAN-T5-large: 1.5 GiB
+    assert plan_memory(_bytes([V7B, V68M], F16), replace(T4, host_free=None)).host_note == ""   # unknown: no line
+    busy = replace(BUSY_V100, host_free=12 * GiB)                # the offloaded 2.2 GiB fit, the 12.6 GiB target does not
+    plan = plan_memory(_bytes([V7B, V68M], F16), busy, _cache([V7B, V68M], F16))
+    assert plan.target_device_map == "auto" and "less than the largest model's" in plan.host_note
 
 
 def test_cpu_memory_not_given_is_this_machines(monkeypatch):
