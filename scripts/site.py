@@ -12,7 +12,7 @@ instructor guide's 50-minute class as a reveal.js deck with speaker notes), ``in
 ``figures.html`` (the README's figures).
 
 The notebooks run on the default family (tiny-t5) in a temporary folder, ``--jobs`` at a time
-(``--reuse DIR``: take executed notebooks from DIR instead, e.g. a folder kept by ``--keep DIR``).
+(``--reuse DIR``: take executed notebooks from DIR instead, e.g. a folder written by ``--keep DIR``).
 reveal.js and MathJax come from npm, installed once into ``.cache/site-npm`` (git-ignored) at the
 versions of ``site/package-lock.json``; after that the build needs no network.
 """
@@ -175,7 +175,8 @@ def render_notebook(path: Path, header: str, footer: str) -> tuple[str, int]:
 
 # -- the whole site ----------------------------------------------------------------------
 
-def build(out: Path, nbs: list[Path], reuse: Path | None, jobs: int, timeout: int, grid: str) -> dict:
+def build(out: Path, nbs: list[Path], reuse: Path | None, jobs: int, timeout: int, grid: str,
+          keep: Path | None = None) -> dict:
     """Write the site to ``out``; a summary (pages, figures per page, sizes, seconds)."""
     t0 = time.time()
     out.mkdir(parents=True, exist_ok=True)
@@ -183,6 +184,10 @@ def build(out: Path, nbs: list[Path], reuse: Path | None, jobs: int, timeout: in
     tmp = Path(tempfile.mkdtemp(prefix="csd-site-"))
     try:
         runs = executed(nbs, reuse, tmp / "executed", jobs, timeout)
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            for path, _ in runs.values():
+                shutil.copy(path, keep / path.name)
         t_exec = time.time() - t0
         metas = [site_pages.notebook_meta(nb, runs[nb.name][1]) for nb in nbs]
         figures = {}
@@ -208,6 +213,7 @@ def main(argv=None) -> int:
     ap.add_argument("out", type=Path, help="folder to write the site to (created; files in it are replaced)")
     ap.add_argument("--notebooks", default="", help="only these notebooks, by number: e.g. 00,05 (default: all)")
     ap.add_argument("--reuse", type=Path, default=None, help="take executed notebooks from this folder")
+    ap.add_argument("--keep", type=Path, default=None, help="also save the executed notebooks here (for --reuse)")
     ap.add_argument("--jobs", type=int, default=2, help="notebooks executed at once (default 2)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per notebook cell")
     ap.add_argument("--grid", choices=("full", "small"), default="full",
@@ -222,7 +228,7 @@ def main(argv=None) -> int:
         print(f"error: {args.out} holds files that are not a site built here; name a new or empty folder",
               file=sys.stderr)
         return 2
-    summary = build(args.out, nbs, args.reuse, max(1, args.jobs), args.timeout, args.grid)
+    summary = build(args.out, nbs, args.reuse, max(1, args.jobs), args.timeout, args.grid, args.keep)
     print(json.dumps(summary))
     return 0
 

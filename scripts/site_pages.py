@@ -192,6 +192,9 @@ def write_explorer(out: Path, metas: list[dict], grid: str) -> int:
     size = ed.write_explorer_data(out / "assets" / "explorer-data.js", data)
     body = (ROOT / "site" / "explorer.html").read_text(encoding="utf-8")
     body = body.replace("{{NOTE}}", html.escape(NOTE)).replace("{{SIZE}}", f"{size / 1024:.0f} KB")
+    built = {m["page"] for m in metas}  # a notebook left out of this build: link to its source
+    body = re.sub(r'href="((\d\d_\w+)\.html)"', lambda m: m.group(0) if m.group(1) in built else
+                  f'href="{launch_links(f"notebooks/{m.group(2)}.ipynb")["Source"]}"', body)
     head = '<script src="assets/plotly.min.js"></script><script src="assets/explorer-data.js"></script>'
     tail = '<script src="assets/ewif.js"></script><script src="assets/explorer.js"></script>'
     (out / "explorer.html").write_text(page("Explorer", body + tail, "explorer.html", metas, source="site/explorer.html",

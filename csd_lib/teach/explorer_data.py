@@ -47,7 +47,7 @@ class Grid:
         return out
 
 
-SMALL_GRID = Grid(k11=(4,), k12=(5,), k22=(1,), lenience=(1.0, 5.0), mag_rules=(False,), n_prompts=1,
+SMALL_GRID = Grid(k11=(2, 4), k12=(5,), k22=(1,), lenience=(1.0, 5.0), mag_rules=(False,), n_prompts=1,
                   max_new_tokens=24, methods=("sd", "csd"))  # for tests
 
 
