@@ -63,3 +63,39 @@ def test_launch_links_point_at_the_repository():
     assert set(links) == {"Open in Colab", "Launch Binder", "Source"}
     assert all("notebooks/00_start_here.ipynb" in u for u in links.values())
     assert links["Launch Binder"].startswith("https://mybinder.org/v2/gh/")
+
+
+@pytest.mark.slow
+def test_site_builds_and_every_page_works_offline(tmp_path):
+    """Full tier: `bash scripts/site.sh OUT` (every notebook executed once, the explorer's whole grid), then every
+    page in headless Chromium with the network off (scripts/site_check.py), and one recorded explorer run
+    against a fresh engine run. About 8-10 minutes on an idle 2-core machine (the notebooks are most of it)."""
+    import time
+
+    from csd_lib import generate, load_family
+    from csd_lib.families.tasks import load_task
+    from csd_lib.teach.explorer_data import Grid, setting_key
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(chromium).exists():
+        pytest.skip("no chromium (CI installs it; apt-get install chromium)")
+    out, t0 = tmp_path / "site", time.time()
+    subprocess.run(["bash", str(ROOT / "scripts" / "site.sh"), str(out)], check=True, cwd=ROOT)
+    print(f"site built in {time.time() - t0:.0f} s")
+    summary = json.loads((out / "site.json").read_text())
+    assert len(summary["figures"]) == len(list((ROOT / "notebooks").glob("*.ipynb")))
+    assert summary["site_bytes"] < 30e6
+    check = subprocess.run([sys.executable, str(ROOT / "scripts" / "site_check.py"), str(out), "--chromium", chromium],
+                           capture_output=True, text=True)
+    print(check.stdout[-4000:])
+    assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-2000:]
+    raw = (out / "assets" / "explorer-data.js").read_text()
+    data = json.loads(raw[raw.index("{"):raw.rindex("}") + 1])
+    fam = load_family("tiny-t5")
+    k = Grid().ks(fam.default_k)[-1]
+    prompt = load_task(fam.task, "test", n=data["seed"] + 5, seed=data["seed"])[2].prompt
+    g = generate(fam, prompt, "csd", k=k, lenience=3.0, mag_lenience=True, max_new_tokens=data["max_new_tokens"])
+    rec = data["settings"][setting_key("csd", k, 3.0, True)][2]
+    names = [lv["name"] for lv in data["levels"]]
+    assert [names[int(c)] for c in rec["prov"]] == g.provenance and rec["calls"] == g.stats.calls
+    assert rec["swi_model_size"] == pytest.approx(g.stats.swi_model_size, abs=1e-4)
+    print(f"site test done in {time.time() - t0:.0f} s")
