@@ -195,7 +195,7 @@ def build(out: Path, nbs: list[Path], reuse: Path | None, jobs: int, timeout: in
             header, footer = site_pages.chrome(meta["page"], meta, metas)
             page, figures[meta["page"]] = render_notebook(runs[meta["name"]][0], header, footer)
             (out / meta["page"]).write_text(page, encoding="utf-8")
-            log(f"wrote {meta['page']} ({figures[meta['page']]} figures)")
+            log(f"wrote {meta['page']} (figures: {figures[meta['page']]})")
         data_bytes = site_pages.write_explorer(out, metas, grid)
         site_pages.write_static_pages(out, metas, {m["page"]: runs[m["name"]][0] for m in metas})
     finally:

@@ -185,7 +185,10 @@ def write_explorer(out: Path, metas: list[dict], grid: str) -> int:
     """Record the grid (csd_lib.teach.explorer_data), write it as assets/explorer-data.js and the page;
     the data's size in bytes."""
     import sys
+
+    import torch
     from csd_lib.teach import explorer_data as ed
+    torch.set_num_threads(1)  # the tiny models run fastest on one thread (as in the notebooks and tests)
     g = ed.Grid() if grid == "full" else ed.SMALL_GRID
     data = ed.explorer_grid("tiny-t5", g, progress=lambda i, n: print(
         f"[site] explorer: {i}/{n} settings recorded", file=sys.stderr, flush=True) if i % 5 == 0 or i == n else None)

@@ -92,7 +92,8 @@ def test_site_builds_and_every_page_works_offline(tmp_path):
     data = json.loads(raw[raw.index("{"):raw.rindex("}") + 1])
     fam = load_family("tiny-t5")
     k = Grid().ks(fam.default_k)[-1]
-    prompt = load_task(fam.task, "test", n=data["seed"] + 5, seed=data["seed"])[2].prompt
+    prompt = load_task(fam.task, "test", n=Grid().n_prompts, seed=data["seed"])[2].prompt
+    assert prompt == data["prompts"][2]["prompt"]
     g = generate(fam, prompt, "csd", k=k, lenience=3.0, mag_lenience=True, max_new_tokens=data["max_new_tokens"])
     rec = data["settings"][setting_key("csd", k, 3.0, True)][2]
     names = [lv["name"] for lv in data["levels"]]
