@@ -115,6 +115,7 @@ def index_body(metas: list[dict]) -> str:
     rows = []
     for m in metas:
         goals = "".join(f"<li>{md(g).strip().removeprefix('<p>').removesuffix('</p>')}</li>" for g in m["goals"])
+        goals = goals.replace('href="#', f'href="{m["page"]}#')  # a goal's link into its notebook
         ran = f", executed in {m['exec_s']:.0f} s for this build" if m["exec_s"] == m["exec_s"] else ""
         rows.append(f'<li class="csd-step"><a href="{m["page"]}"><b>{m["num"]} · {html.escape(m["title"])}</b></a>'
                     f'<span class="csd-time">about {m["read_min"]} min to read{ran}</span>'

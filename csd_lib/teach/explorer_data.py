@@ -34,7 +34,7 @@ class Grid:
     lenience: tuple[float, ...] = (1.0, 3.0, 5.0)
     mag_rules: tuple[bool, ...] = (False, True)  # lenience applies to MaG's tokens too
     n_prompts: int = 5
-    max_new_tokens: int = 48
+    max_new_tokens: int = 32
     methods: tuple[str, ...] = METHODS  # csd runs the grid; every other method runs once at its defaults
 
     def ks(self, default_k: list[list[int]]) -> list[list[list[int]]]:
