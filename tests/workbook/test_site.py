@@ -69,8 +69,8 @@ def test_launch_links_point_at_the_repository():
 def test_site_builds_and_every_page_works_offline(tmp_path):
     """Full tier: `bash scripts/site.sh OUT` (every notebook executed once, the explorer's whole grid), then every
     page in headless Chromium with the network off (scripts/site_check.py), and one recorded explorer run
-    against a fresh engine run. It prints its time (the full tier's --durations lists it too); on 2026-12-07 its
-    parts took 13 min (notebooks) and 2 min (browser) here under a load average of 10-15, the grid longer."""
+    against a fresh engine run. It prints its time (the full tier's --durations lists it too): 963 s on 2026-12-07
+    on the 2-core machine under a load average of 10-15 (the build 842 s of it)."""
     import time
 
     from csd_lib import generate, load_family
