@@ -1,0 +1,103 @@
+"""The classroom site (scripts/site.sh): EWIF's page formulas against the library, the pages' sources, and
+(full tier) the whole site built and opened in headless Chromium with the network off."""
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from csd_lib.price.ewif import ewif_sd, ewif_vc, expected_tokens_sd, phi
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+import site_pages  # noqa: E402
+import slides  # noqa: E402
+
+POINTS = [(0.8, 4, 0.05), (0.3, 1, 0.5), (0.95, 20, 0.001), (1.0, 5, 0.1), (0.6, 12, 1.0)]
+VC_POINTS = [(0.8, 0.5, 10, 3, 0.05, 0.0), (0.9, 0.7, 4, 1, 0.2, 0.01), (1.0, 0.6, 10, 2, 0.05, 0.0),
+             (0.5, 0.98, 10, 20, 0.001, 0.0), (0.7, 0.0, 3, 5, 0.3, 0.1)]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_page_ewif_formulas_equal_the_library():
+    """site/static/ewif.js, run by node, gives csd_lib.price.ewif's numbers (the explorer's EWIF curves)."""
+    script = ("const e = require(process.argv[1]); const a = JSON.parse(process.argv[2]);"
+              "console.log(JSON.stringify({sd: a.sd.map(p => e.ewifSd(...p)), vc: a.vc.map(p => e.ewifVc(...p)),"
+              " tok: a.sd.map(p => e.expectedTokensSd(p[0], p[1])), phi: a.sd.map(p => e.phi(p[0], p[1], p[2]))}))")
+    out = subprocess.run(["node", "-e", script, str(ROOT / "site" / "static" / "ewif.js"),
+                          json.dumps({"sd": POINTS, "vc": VC_POINTS})], capture_output=True, text=True, check=True)
+    js = json.loads(out.stdout)
+    assert js["sd"] == pytest.approx([ewif_sd(*p) for p in POINTS], rel=1e-12)
+    assert js["vc"] == pytest.approx([ewif_vc(*p) for p in VC_POINTS], rel=1e-12)
+    assert js["tok"] == pytest.approx([expected_tokens_sd(a, k) for a, k, _ in POINTS], rel=1e-12)
+    assert js["phi"] == pytest.approx([phi(a, k, x) for a, k, x in POINTS], rel=1e-12)
+
+
+def test_every_notebook_states_what_it_teaches():
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        meta = site_pages.notebook_meta(nb, float("nan"))
+        assert len(meta["goals"]) >= 2, f"{nb.name}: no 'What you will learn' bullets found"
+        assert meta["read_min"] >= 1 and not meta["title"][:2].isdigit()
+
+
+def test_learning_goals_join_wrapped_bullets():
+    cell = "# T\n\n**What you will learn**\n\n* one\n  wrapped;\n* two\n\nWords after.\n* not a goal"
+    assert site_pages.learning_goals(cell) == ["one wrapped;", "two"]
+    assert site_pages.learning_goals("# T\nno goals") == []
+
+
+def test_slides_follow_the_instructor_guide():
+    text = (ROOT / "docs" / "INSTRUCTOR.md").read_text(encoding="utf-8")
+    rows = slides.class_rows(text)
+    assert rows[0]["minutes"].startswith("0-") and rows[-1]["minutes"].endswith("-50")
+    shows = slides.should_show(text)
+    assert set(shows) >= {f"{i:02d}" for i in range(9)}
+    with pytest.raises(ValueError):
+        slides.section(text, "No such section")
+
+
+def test_launch_links_point_at_the_repository():
+    links = site_pages.launch_links("notebooks/00_start_here.ipynb")
+    assert set(links) == {"Open in Colab", "Launch Binder", "Source"}
+    assert all("notebooks/00_start_here.ipynb" in u for u in links.values())
+    assert links["Launch Binder"].startswith("https://mybinder.org/v2/gh/")
+
+
+@pytest.mark.slow
+def test_site_builds_and_every_page_works_offline(tmp_path):
+    """Full tier: `bash scripts/site.sh OUT` (every notebook executed once, the explorer's whole grid), then every
+    page in headless Chromium with the network off (scripts/site_check.py), and one recorded explorer run
+    against a fresh engine run. It prints its time (the full tier's --durations lists it too): 963 s on 2026-12-07
+    on the 2-core machine under a load average of 10-15 (the build 842 s of it)."""
+    import time
+
+    from csd_lib import generate, load_family
+    from csd_lib.families.tasks import load_task
+    from csd_lib.teach.explorer_data import Grid, setting_key
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(chromium).exists():
+        pytest.skip("no chromium (CI installs it; apt-get install chromium)")
+    out, t0 = tmp_path / "site", time.time()
+    subprocess.run(["bash", str(ROOT / "scripts" / "site.sh"), str(out)], check=True, cwd=ROOT)
+    print(f"site built in {time.time() - t0:.0f} s")
+    summary = json.loads((out / "site.json").read_text())
+    assert len(summary["figures"]) == len(list((ROOT / "notebooks").glob("*.ipynb")))
+    assert summary["site_bytes"] < 30e6
+    check = subprocess.run([sys.executable, str(ROOT / "scripts" / "site_check.py"), str(out), "--chromium", chromium],
+                           capture_output=True, text=True)
+    print(check.stdout[-4000:])
+    assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-2000:]
+    raw = (out / "assets" / "explorer-data.js").read_text()
+    data = json.loads(raw[raw.index("{"):raw.rindex("}") + 1])
+    fam = load_family("tiny-t5")
+    k = Grid().ks(fam.default_k)[-1]
+    prompt = load_task(fam.task, "test", n=Grid().n_prompts, seed=data["seed"])[2].prompt
+    assert prompt == data["prompts"][2]["prompt"]
+    g = generate(fam, prompt, "csd", k=k, lenience=3.0, mag_lenience=True, max_new_tokens=data["max_new_tokens"])
+    rec = data["settings"][setting_key("csd", k, 3.0, True)][2]
+    names = [lv["name"] for lv in data["levels"]]
+    assert [names[int(c)] for c in rec["prov"]] == g.provenance and rec["calls"] == g.stats.calls
+    assert rec["swi_model_size"] == pytest.approx(g.stats.swi_model_size, abs=1e-4)
+    print(f"site test done in {time.time() - t0:.0f} s")
