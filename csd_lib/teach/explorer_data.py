@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..engine.cascade import generate
+from ..engine.methods import CSD
 from ..engine.plan import METHODS
 from ..families.family import load_family
 from ..families.tasks import load_task
@@ -54,10 +55,10 @@ SMALL_GRID = Grid(k11=(2, 4), k12=(5,), k22=(1,), lenience=(1.0, 5.0), mag_rules
 def setting_key(method: str, k=None, lenience=None, mag_lenience=None) -> str:
     """The JSON key of one setting: ``csd|4,5,1|l5|mag-strict`` (K[0][0], K[0][1], K[1][1]) or ``sd``;
     at ``l = 1`` both MaG rules are the strict run's key."""
-    if method != "csd":
+    if method != CSD.name:
         return method
     rule = "mag-lenient" if mag_lenience and lenience != 1.0 else "mag-strict"
-    return f"csd|{k[0][0]},{k[0][1]},{k[1][1]}|l{lenience:g}|{rule}"
+    return f"{CSD.name}|{k[0][0]},{k[0][1]},{k[1][1]}|l{lenience:g}|{rule}"
 
 
 def run_record(g, levels: list[str]) -> dict:
@@ -77,14 +78,14 @@ def run_record(g, levels: list[str]) -> dict:
 def _settings(fam, grid: Grid):
     """(key, generate kwargs) for every recorded setting: the other methods first, then the csd grid."""
     for m in grid.methods:
-        if m != "csd":
+        if m != CSD.name:
             yield setting_key(m), {"method": m}
-    if "csd" not in grid.methods:
+    if CSD.name not in grid.methods:
         return
     for k, lenience, rule in itertools.product(grid.ks(fam.default_k), grid.lenience, grid.mag_rules):
         if rule and lenience == 1.0:
             continue  # l = 1 on MaG's tokens is the strict rule: the page reads the strict run
-        yield setting_key("csd", k, lenience, rule), dict(method="csd", k=k, lenience=lenience, mag_lenience=rule)
+        yield setting_key(CSD.name, k, lenience, rule), dict(method=CSD.name, k=k, lenience=lenience, mag_lenience=rule)
 
 
 def explorer_grid(family: str = "tiny-t5", grid: Grid = Grid(), seed: int = 0, progress=None) -> dict:
