@@ -1,12 +1,15 @@
 """No method name is compared as a string outside the method registry (csd_lib/engine/methods.py).
 
-Every module of ``csd_lib`` and every ``scripts/*.py`` is parsed with ``ast``. A comparison (``==``, ``!=``,
+Every module of ``csd_lib``, every ``scripts/*.py`` and ``solutions/*.py``, and every code cell of
+``notebooks/*.ipynb`` (IPython magics and shell lines dropped; a cell that still does not parse is skipped) is
+parsed with ``ast``. A comparison (``==``, ``!=``,
 ``in``, ``not in``, ``<=``, ...) with a string literal that names a registered method, also inside a tuple, list
 or set literal, and a ``match`` case on one, fail: code asks the registry for a trait
 (``get(plan.method).lenient``), or names one method through its object (``CSD.name``) or ``REFERENCE``.
 MaG's drafter name is ``csd_lib.engine.plan.MAG``, which keeps drafter comparisons off the method ``mag``.
 """
 import ast
+import json
 from pathlib import Path
 
 from csd_lib.engine import methods
@@ -42,10 +45,31 @@ def _files() -> list[Path]:
     return [f for f in files if f.relative_to(ROOT).as_posix() != REGISTRY]
 
 
+def _code(src: str) -> str:
+    """A notebook cell's source as Python: magics and shell escapes become blank lines."""
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in src.splitlines())
+
+
+def _sources() -> list[tuple[str, str]]:
+    """(where, Python source) of every file and notebook code cell the rule covers."""
+    files = _files() + sorted((ROOT / "solutions").glob("*.py"))
+    out = [(f.relative_to(ROOT).as_posix(), f.read_text(encoding="utf-8")) for f in files]
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for i, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
+            if cell["cell_type"] != "code":
+                continue
+            src = _code("".join(cell["source"]))
+            try:
+                ast.parse(src)
+            except SyntaxError:
+                continue
+            out.append((f"notebooks/{path.name} cell {i}", src))
+    return out
+
+
 def test_no_method_name_is_compared_as_a_string():
     names = set(methods.names())
-    bad = [f"{f.relative_to(ROOT)}:{line}: {name!r}" for f in _files()
-           for line, name in compared_names(f.read_text(encoding="utf-8"), names)]
+    bad = [f"{where}:{line}: {name!r}" for where, src in _sources() for line, name in compared_names(src, names)]
     assert bad == [], "ask the method registry (csd_lib/engine/methods.py) instead: " + ", ".join(bad)
 
 
@@ -64,6 +88,13 @@ d = {"csd": 1}
 f(method="ar")
 """
     assert compared_names(src, names) == [(2, "csd"), (3, "ar"), (4, "csd"), (5, "ar"), (7, "csd")]
+
+
+def test_notebooks_and_solutions_are_covered():
+    where = {w.split(" cell ")[0] for w, _ in _sources()}
+    assert {f"notebooks/{p.name}" for p in (ROOT / "notebooks").glob("*.ipynb")} <= where
+    assert {f"solutions/{p.name}" for p in (ROOT / "solutions").glob("*.py")} <= where
+    assert _code("%time x = 1\n!ls\ny = 2") == "\n\ny = 2"
 
 
 def test_the_registry_is_the_only_file_left_out():
