@@ -13,10 +13,13 @@ import torch
 
 from ..engine.plan import check_seed
 from ..families.family import Family, check_method, load_family
+from ..fileio import read_jsonl, read_text
 from ..measure.records import ALL_METHODS as BENCH_METHODS
 from ..measure.records import base_method
 
 log = logging.getLogger(__name__)
+MAX_PROMPTS_BYTES = 64 * 2 ** 20  # a prompts file: thousands of long prompts fit
+MAX_K_BYTES = 2 ** 20             # a K file holds one small matrix
 
 
 def check_args_method(args, methods) -> None:
@@ -40,35 +43,11 @@ def load_from_args(args) -> Family:
                        drafters=arg_drafters(args))
 
 
-def read_text(path: str, what: str, fix: str) -> str:
-    """A UTF-8 text file; a missing, unreadable or non-UTF-8 file is a ValueError naming it and the fix."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise ValueError(f"{what} {path} not found; {fix}") from None
-    except IsADirectoryError:
-        raise ValueError(f"{what} {path} is a directory, not a file; {fix}") from None
-    except PermissionError:
-        raise ValueError(f"{what} {path} is not readable (permission denied); fix its permissions") from None
-    try:
-        return data.decode("utf-8-sig")  # a byte-order mark (Notepad's "UTF-8 with BOM") is dropped
-    except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        raise ValueError(f"{path}:{line} is not UTF-8 text (byte {data[e.start]:#04x}); save the {what} "
-                         f"as UTF-8") from None
-
-
 def read_prompts(path: str) -> list[str]:
     """Prompts from a JSONL file, one ``{"prompt": "..."}`` per line; blank lines are skipped."""
     fix = 'each line must be {"prompt": "..."}'
     out = []
-    for i, line in enumerate(read_text(path, "prompts file", f"pass a JSONL file where {fix}").split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}:{i} is not JSON ({e.msg}); {fix}") from None
+    for i, row in read_jsonl(path, "prompts file", fix, MAX_PROMPTS_BYTES, file_fix=f"pass a JSONL file where {fix}"):
         if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
             raise ValueError(f"{path}:{i} has no string 'prompt'; {fix}")
         if not row["prompt"].strip():
@@ -86,7 +65,8 @@ def read_k(value: str | None):
     example = "e.g. [[5,14,10],[0,1,10],[0,0,10]]"
     if value.startswith("@"):
         path = value[1:]
-        text = read_text(path, "K file", f"pass --k @FILE with an existing JSON file holding a K matrix, {example}")
+        text = read_text(path, "K file", f"pass --k @FILE with an existing JSON file holding a K matrix, {example}",
+                         MAX_K_BYTES)
         try:
             return json.loads(text)
         except json.JSONDecodeError as e:

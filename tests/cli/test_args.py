@@ -6,9 +6,9 @@ import json
 import pytest
 import torch
 
-from csd_lib.fileio import check_output_path
+from csd_lib.fileio import check_output_path, read_text
 from csd_lib.cli.args import (arg_drafters, device_arg, finite_float, free_path, method_list,
-                              positive_int, read_k, read_prompts, read_text, seed_int)
+                              positive_int, read_k, read_prompts, seed_int)
 from csd_lib.measure.records import ALL_METHODS
 
 

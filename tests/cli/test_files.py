@@ -110,7 +110,7 @@ CASES = [
          api=lambda d: _with_limit("lots", lambda: generate(_t5(), "w w", max_new_tokens=2))),
     Case("bench-out-dev-zero", "--out /dev/zero is a device, not a regular file", argv=(*BENCH, "--out", "/dev/zero"),
          sub=True),
-    Case("read-records-dev-zero", "/dev/zero is not a regular file", api=lambda d: R.read_records(Path("/dev/zero"))),
+    Case("read-records-dev-zero", "results file /dev/zero is a device, not a regular file", api=lambda d: R.read_records(Path("/dev/zero"))),
     Case("read-records-too-big", "is larger than 0 MiB, more than a results file holds",
          api=lambda d: _too_big(d)),
     # 6. late checks and unclear messages
