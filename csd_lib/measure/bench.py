@@ -27,6 +27,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..engine.cascade import encode_prompt, generate
+from ..engine.inputs import check_room
 from ..engine.models import CLOCKS
 from ..engine.plan import Plan, check_lenience, check_mag_lenience, check_max_new_tokens, make_plan
 from ..fileio import check_output_path, write_atomic
@@ -114,6 +115,14 @@ def _method_args(method: str, k, lenience, sd_k, mag_lenience=None) -> dict:
     csd = method in ("csd", "csd-tree")  # csd-tree's main chain is csd's; tree-sd branches SD's draft
     return {"k": k if csd else sd_k if method in ("sd", "tree-sd") else None, "lenience": lenience if csd else None,
             "mag_lenience": mag_lenience if csd else None}
+
+
+def setting_methods(setting: str, methods=ALL_METHODS) -> list[str]:
+    """The methods of ``methods`` that a bench's ``setting`` ('k', 'lenience', 'mag_lenience' or 'sd_k') reaches
+    (:func:`_method_args`: csd and csd-tree take K, sd and tree-sd SD's draft length)."""
+    mark = object()
+    unset = dict(k=None, lenience=None, sd_k=None, mag_lenience=None)
+    return [m for m in methods if any(v is mark for v in _method_args(m, **{**unset, setting: mark}).values())]
 
 
 def _settings(plan: Plan) -> dict:
@@ -383,11 +392,22 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     if "ar" not in methods:
         methods = ["ar", *methods]  # the reference for identity and speedups
     k, sd_k = task_k(family, examples, k, sd_k)
+    check_examples(family, examples, max_new_tokens)
     out = Path(out)
     check_output_path(out, "out")  # an existing folder, device or FIFO is refused; a symlink is written through
     with results_lock(out):
         return _run_locked(family, examples, methods, out, max_new_tokens, k, lenience, warmup, progress, stop_after,
                            repeats, sd_k, split, seed, mag_lenience, clock, predicted)
+
+
+def check_examples(family, examples, max_new_tokens: int) -> None:
+    """Every limit a generation checks (the prompt, its length, the target's positions), on every example
+    before the first runs: a bench never writes one error line per example for one bad setting."""
+    for i, ex in enumerate(examples):
+        try:
+            check_room(family.target, encode_prompt(family, ex.prompt), max_new_tokens)
+        except ValueError as e:
+            raise ValueError(f"example {i} ({ex.source}): {e}") from None
 
 
 # long: the resumable run loop reads as one: resume check, warm-up, one line written per run
