@@ -490,18 +490,20 @@ def corpus(split: str = "train", n: int = 1000, seed: int = 0,
     return [ex for group in zip(*per) for ex in group]
 
 
-def bigram_source(task: str = "gsm8k") -> str:
-    """The source label under which a cached bigram table is looked up before any corpus loads, by the
-    order :func:`load_task` follows: the real train split's where it can come (a local copy in
-    ``CSD_DATA_DIR``, or the hub when online with ``datasets`` installed), else the synthetic one's. Only a
-    hub that fails on the day makes ``bigram_corpus`` name another source (and the next load looks again)."""
+def bigram_sources(task: str = "gsm8k") -> list[str]:
+    """The source labels under which a cached bigram table is looked up before any corpus loads, best first, by
+    the order :func:`load_task` follows: the real train split's where it can come (a local copy in
+    ``CSD_DATA_DIR``, or the hub when online with ``datasets`` installed), else the synthetic one's. From the
+    hub, the synthetic one's follows: a table built on a day the hub failed is used rather than asking the
+    hub again (delete it to build from the real data)."""
+    synth = f"synth-{task.removeprefix('synth-')}-train"
     root = config.data_dir()
     local = root is not None and (
         (root / "gsm8k" / "train.jsonl").is_file() if task == "gsm8k" else any((root / "mmlu" / "dev").glob("*.csv")))
     hub = not config.HF_OFFLINE and importlib.util.find_spec("datasets") is not None
     if task.startswith("synth-") or not (local or hub):
-        return f"synth-{task.removeprefix('synth-')}-train"
-    return f"{task}-train"
+        return [synth]
+    return [f"{task}-train"] if local else [f"{task}-train", synth]
 
 
 def bigram_corpus(task: str = "gsm8k", n: int = 2000) -> tuple[list[str], str]:
