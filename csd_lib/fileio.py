@@ -33,6 +33,17 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def check_input_path(path, what: str) -> None:
+    """An input path that exists must be a regular file or a folder (whose reader says what it wanted): a
+    device, a FIFO or a socket is a ValueError, found without opening it (which could block or never end)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # missing or unreadable: its reader names it
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise ValueError(f"{what} {path} is {_kind(mode)}, not a regular file; give a file")
+
+
 def read_input(path, what: str, fix: str, limit: int = MAX_INPUT_BYTES) -> bytes:
     """The bytes of input file ``path`` (``what``: e.g. 'prompts file'; ``fix``: what to give instead),
     gzip-unpacked when its name ends in ``.gz``. A missing path, a folder, anything but a regular file, a

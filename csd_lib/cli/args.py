@@ -16,7 +16,7 @@ import torch
 
 from ..engine.plan import check_seed
 from ..families.family import Family, check_method, load_family
-from ..fileio import PACKED, check_output_path, read_jsonl, read_text
+from ..fileio import PACKED, check_input_path, check_output_path, read_jsonl, read_text
 from ..measure.records import ALL_METHODS as BENCH_METHODS
 from ..measure.records import base_method
 
@@ -113,8 +113,9 @@ def file_args(parser: argparse.ArgumentParser) -> list[tuple[str, str, FileArg]]
 def check_file_args(args) -> None:
     """Every file argument of a command (``args.file_args``, set from the argument table), before any work:
     each output path can be written (:func:`csd_lib.fileio.check_output_path`) and its name says the format
-    written; no two outputs name one file, and no output is a file another flag reads (it would be replaced
-    by what is read from it). Each mistake is one ValueError."""
+    written; no input is a device or a FIFO (:func:`csd_lib.fileio.check_input_path`); no two outputs name one
+    file, and no output is a file another flag reads (it would be replaced by what is read from it). Each
+    mistake is one ValueError."""
     given = [(flag, spec, getattr(args, dest)) for flag, dest, spec in getattr(args, "file_args", ())
              if getattr(args, dest, None) is not None]
     outs = [(flag, spec, value) for flag, spec, value in given if spec.role in ("out", "inout")]
@@ -128,6 +129,9 @@ def check_file_args(args) -> None:
     writes = [(flag, value, False) for flag, _, value in outs]
     writes += [(flag, value, True) for flag, spec, value in given if spec.role == "folder"]
     reads = [(flag, spec.path(value)) for flag, spec, value in given if spec.role in ("in", "inout")]
+    for flag, path in reads:
+        if path is not None:
+            check_input_path(path, flag)
     for flag, value, folder in writes:
         for other, path in reads:
             if other != flag and path is not None and _same_file(value, path, inside=folder):
@@ -141,7 +145,7 @@ def _check_format(flag: str, spec: FileArg, value: str) -> None:
     suffix = Path(value).suffix.lower()
     if suffix not in FORMATS or not spec.suffixes or suffix in spec.suffixes:
         return
-    usual = FORMATS[spec.suffixes[0]]
+    usual = FORMATS.get(spec.suffixes[0], f"{spec.suffixes[0]} files")
     if suffix != PACKED:
         raise ValueError(f"{flag} {value}: the name says {FORMATS[suffix]}, but {flag} writes {usual}; give a name "
                          f"ending in {' or '.join(spec.suffixes)}")

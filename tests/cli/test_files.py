@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from csd_lib import config, generate, load_family, random_family
+from csd_lib.cli.args import read_k, read_prompts
 from csd_lib.cli.main import main
 from csd_lib.engine.plan import Plan
 from csd_lib.families.tasks import load_task
@@ -165,12 +166,23 @@ CASES = [
          ".html or .htm", argv=(*BENCH, "--out", "{d}/o.jsonl", "--plot", "{d}/p.png")),
     Case("costs-out-gz", "--out {d}/c.json.gz: a .gz name says gzip-packed, but --out writes plain JSON",
          argv=("costs", "--family", "tiny-t5", "--out", "{d}/c.json.gz")),
-    Case("prompts-file-fifo", "prompts file {d}/fifo is a FIFO (named pipe), not a regular file",
+    Case("prompts-file-fifo", "--prompts-file {d}/fifo is a FIFO (named pipe), not a regular file",
          argv=("generate", "--family", "tiny-t5", "--prompts-file", "{d}/fifo"), sub=True),
-    Case("prompts-file-dev-zero", "prompts file /dev/zero is a device, not a regular file",
+    Case("prompts-file-dev-zero", "--prompts-file /dev/zero is a device, not a regular file",
          argv=("generate", "--family", "tiny-t5", "--prompts-file", "/dev/zero"), sub=True),
-    Case("k-file-dev-zero", "K file /dev/zero is a device, not a regular file",
+    Case("k-file-dev-zero", "--k /dev/zero is a device, not a regular file",
          argv=("generate", "--family", "tiny-t5", "--k", "@/dev/zero", "--prompt", "w"), sub=True),
+    Case("read-prompts-fifo", "prompts file {d}/fifo is a FIFO (named pipe), not a regular file",
+         api=lambda d: read_prompts(str(d / "fifo"))),
+    Case("read-k-dev-zero", "K file /dev/zero is a device, not a regular file", api=lambda d: read_k("@/dev/zero")),
+    Case("read-records-fifo", "results file {d}/fifo is a FIFO (named pipe), not a regular file",
+         api=lambda d: R.read_records(d / "fifo")),
+    Case("bench-costs-fifo", "--costs {d}/fifo is a FIFO (named pipe), not a regular file",
+         argv=(*BENCH, "--out", "{d}/o.jsonl", "--costs", "{d}/fifo"), sub=True),
+    Case("predict-costs-dev-zero", "--costs /dev/zero is a device, not a regular file",
+         argv=(*PREDICT, "--acceptance", "0.7,0.6,0.3", "--costs", "/dev/zero"), sub=True),
+    Case("predict-acceptance-fifo", "--acceptance {d}/fifo is a FIFO (named pipe), not a regular file",
+         argv=(*PREDICT, "--acceptance", "{d}/fifo"), sub=True),
     Case("prompts-file-too-big", "prompts file {d}/big.jsonl is larger than 0 MiB, more than a prompts file holds",
          api=lambda d: _big_prompts(d), changed={"big.jsonl": b'{"prompt": "w"}\n'}),
     Case("random-family-vocab-2", "vocab_size must be an integer >= 4", api=lambda d: random_family("t5", vocab_size=2)),
