@@ -401,11 +401,16 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
 
 
 def check_examples(family, examples, max_new_tokens: int) -> None:
-    """Every limit a generation checks (the prompt, its length, the target's positions), on every example
-    before the first runs: a bench never writes one error line per example for one bad setting."""
+    """The limit that a run's settings put on every example, checked on each before the first runs (a prompt
+    plus ``max_new_tokens`` beyond the target's positions), so that one bad setting is one error, not an
+    error line per example; a prompt that is bad by itself stays that example's error line."""
     for i, ex in enumerate(examples):
         try:
-            check_room(family.target, encode_prompt(family, ex.prompt), max_new_tokens)
+            ids = encode_prompt(family, ex.prompt)
+        except ValueError:  # the prompt alone: its run writes the error line
+            continue
+        try:
+            check_room(family.target, ids, max_new_tokens)
         except ValueError as e:
             raise ValueError(f"example {i} ({ex.source}): {e}") from None
 
