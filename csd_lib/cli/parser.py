@@ -178,7 +178,7 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
                     help="price with this cost model JSON (python -m csd_lib costs --out) instead of measuring; "
                          "a note says how its machine fingerprint compares with this one")
     pr.add_argument("--max-new-tokens", type=positive_int, default=None,
-                    help="tokens per generation priced (default: 128, or with --acceptance FILE each method's runs')")
+                    help="tokens per generation priced (default: 128, or, when --acceptance names bench runs, each method's own runs' length)")
     pr.add_argument("--prompt-tokens", type=positive_int, default=100, help="prompt length priced")
     pr.add_argument("--seconds", type=positive_float, default=20.0, help="cost measurement budget")
     pr.add_argument("--threads", type=positive_int, default=1, help="torch threads on a CPU (benchmarks use 1)")
