@@ -42,8 +42,16 @@ CLAIMS_LEDGER = os.environ.get("CSD_CLAIMS_LEDGER") or None
 # Prompt tokens at most for a model with no position limit (T5's relative positions: the encoder's
 # attention memory grows with the square of the prompt); checked when the prompt is encoded.
 MAX_PROMPT_TOKENS = os.environ.get("CSD_MAX_PROMPT_TOKENS") or 2048
+NO_COLOR = bool(os.environ.get("NO_COLOR"))  # no-color.org: set and not empty, no ANSI colour codes anywhere
 HF_OFFLINE = os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false") or \
     os.environ.get("TRANSFORMERS_OFFLINE", "0") not in ("", "0", "false")
+
+
+def color_for(stream) -> bool:
+    """Whether text for ``stream`` may hold ANSI colour codes: a terminal, and ``NO_COLOR`` unset (never a
+    file or a pipe)."""
+    isatty = getattr(stream, "isatty", None)
+    return not NO_COLOR and isatty is not None and isatty()
 
 
 def cache_dir() -> Path:

@@ -1,15 +1,24 @@
-"""Output paths checked before any work, and files written whole or not at all.
+"""Input files read whole and bounded, output paths checked before any work, files written whole or not at all.
 
-A path that exists and is not a regular file (a folder, a device, a FIFO, a socket) is refused; a
-symlink is written through: its target is replaced, the link stays.
+An input is read only from a regular file (a device or a FIFO is never opened, so it can neither
+block nor fill memory), at most a bounded number of bytes, and a byte that is not UTF-8 is named
+with its line (:func:`read_text`, :func:`read_jsonl`: the library's one JSONL reader). An output path
+that exists and is not a regular file (a folder, a device, a FIFO, a socket) is refused; a symlink is
+written through: its target is replaced, the link stays.
 """
 from __future__ import annotations
 
 import contextlib
+import gzip
+import json
 import os
 import stat
 import tempfile
+import zlib
 from pathlib import Path
+
+MAX_INPUT_BYTES = 256 * 2 ** 20  # far more than any input file of the workbook holds
+PACKED = ".gz"  # a name ending so is read (and must be written) gzip-packed
 
 
 def _kind(mode: int) -> str:
@@ -22,6 +31,82 @@ def _kind(mode: int) -> str:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "not a regular file"
+
+
+def check_input_path(path, what: str) -> None:
+    """An input path that exists must be a regular file or a folder (whose reader says what it wanted): a
+    device, a FIFO or a socket is a ValueError, found without opening it (which could block or never end)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # missing or unreadable: its reader names it
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise ValueError(f"{what} {path} is {_kind(mode)}, not a regular file; give a file")
+
+
+def read_input(path, what: str, fix: str, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of input file ``path`` (``what``: e.g. 'prompts file'; ``fix``: what to give instead),
+    gzip-unpacked when its name ends in ``.gz``. A missing path, a folder, anything but a regular file, a
+    file over ``limit`` bytes (unpacked) and an unreadable one are each one ValueError naming the path."""
+    try:
+        mode = os.stat(path).st_mode  # before opening: opening a FIFO would block, a device never ends
+    except (FileNotFoundError, NotADirectoryError):
+        raise ValueError(f"{what} {path} not found; {fix}") from None
+    except OSError as e:
+        raise ValueError(f"{what} {path}: {e.strerror}; {fix}") from None
+    if stat.S_ISDIR(mode):
+        raise ValueError(f"{what} {path} is a directory, not a file; {fix}")
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{what} {path} is {_kind(mode)}, not a regular file; {fix}")
+    try:
+        with (gzip.open if str(path).endswith(PACKED) else open)(path, "rb") as f:
+            data = f.read(limit + 1)
+    except PermissionError:
+        raise ValueError(f"{what} {path} is not readable (permission denied); fix its permissions") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        raise ValueError(f"{what} {path} is not a readable gzip file ({e}); {fix}") from None
+    if len(data) > limit:
+        raise ValueError(f"{what} {path} is larger than {limit // 2 ** 20} MiB, more than a {what} holds; {fix}")
+    return data
+
+
+def read_text(path, what: str, fix: str, limit: int = MAX_INPUT_BYTES) -> str:
+    """Input file ``path`` (:func:`read_input`) as UTF-8 text; a byte-order mark is dropped, a byte that is
+    not UTF-8 is a ValueError naming its line."""
+    data = read_input(path, what, fix, limit)
+    try:
+        return data.decode("utf-8-sig")  # a byte-order mark (Notepad's "UTF-8 with BOM") is dropped
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise ValueError(f"{path}:{line} is not UTF-8 text (byte {data[e.start]:#04x}); save the {what} "
+                         f"as UTF-8") from None
+
+
+def read_jsonl(path, what: str, fix: str, limit: int = MAX_INPUT_BYTES, item: str = "JSON",
+               torn_ok: bool = False, file_fix: str | None = None) -> list[tuple[int, object]]:
+    """(line number, value) of each non-blank line of JSONL file ``path`` (:func:`read_input`: regular,
+    bounded, ``.gz`` unpacked). A line that is not UTF-8 or not JSON (``item``: what a line should be,
+    e.g. 'a JSON record') is a ValueError naming ``path:line`` and ``fix``. ``torn_ok``: a last line
+    without its newline (a writer stopped mid-line) is dropped instead of read. ``file_fix``: the fix
+    when the file as a whole is wrong (default ``fix``)."""
+    lines = read_input(path, what, file_fix or fix, limit).split(b"\n")
+    last = lines.pop()  # what follows the last newline: nothing, or a line without its newline
+    if last and not torn_ok:
+        lines.append(last)
+    out = []
+    for i, raw in enumerate(lines, 1):
+        raw = raw.removeprefix(b"\xef\xbb\xbf") if i == 1 else raw  # a byte-order mark
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{path}:{i} is not UTF-8 text (byte {raw[e.start]:#04x}); {fix}") from None
+        if not text.strip():
+            continue
+        try:
+            out.append((i, json.loads(text)))
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}:{i} is not {item} ({e.msg}); {fix}") from None
+    return out
 
 
 def check_output_path(path, what: str = "output") -> Path:

@@ -19,7 +19,6 @@ versions of ``site/package-lock.json``; after that the build needs no network.
 from __future__ import annotations
 
 import argparse
-import html
 import json
 import os
 import re
@@ -35,7 +34,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-import colab  # noqa: E402  scripts/colab.py: REPO_URL and BRANCH
 import site_pages  # noqa: E402  scripts/site_pages.py: the pages that are not notebooks
 
 SITE = ROOT / "site"

@@ -7,16 +7,22 @@ import argparse
 import json
 import logging
 import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from ..engine.plan import check_seed
 from ..families.family import Family, check_method, load_family
+from ..fileio import PACKED, check_input_path, check_output_path, read_jsonl, read_text
 from ..measure.records import ALL_METHODS as BENCH_METHODS
 from ..measure.records import base_method
 
 log = logging.getLogger(__name__)
+MAX_PROMPTS_BYTES = 64 * 2 ** 20  # a prompts file: thousands of long prompts fit
+MAX_K_BYTES = 2 ** 20             # a K file holds one small matrix
 
 
 def check_args_method(args, methods) -> None:
@@ -40,35 +46,11 @@ def load_from_args(args) -> Family:
                        drafters=arg_drafters(args))
 
 
-def read_text(path: str, what: str, fix: str) -> str:
-    """A UTF-8 text file; a missing, unreadable or non-UTF-8 file is a ValueError naming it and the fix."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise ValueError(f"{what} {path} not found; {fix}") from None
-    except IsADirectoryError:
-        raise ValueError(f"{what} {path} is a directory, not a file; {fix}") from None
-    except PermissionError:
-        raise ValueError(f"{what} {path} is not readable (permission denied); fix its permissions") from None
-    try:
-        return data.decode("utf-8-sig")  # a byte-order mark (Notepad's "UTF-8 with BOM") is dropped
-    except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        raise ValueError(f"{path}:{line} is not UTF-8 text (byte {data[e.start]:#04x}); save the {what} "
-                         f"as UTF-8") from None
-
-
 def read_prompts(path: str) -> list[str]:
     """Prompts from a JSONL file, one ``{"prompt": "..."}`` per line; blank lines are skipped."""
     fix = 'each line must be {"prompt": "..."}'
     out = []
-    for i, line in enumerate(read_text(path, "prompts file", f"pass a JSONL file where {fix}").split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}:{i} is not JSON ({e.msg}); {fix}") from None
+    for i, row in read_jsonl(path, "prompts file", fix, MAX_PROMPTS_BYTES, file_fix=f"pass a JSONL file where {fix}"):
         if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
             raise ValueError(f"{path}:{i} has no string 'prompt'; {fix}")
         if not row["prompt"].strip():
@@ -86,7 +68,8 @@ def read_k(value: str | None):
     example = "e.g. [[5,14,10],[0,1,10],[0,0,10]]"
     if value.startswith("@"):
         path = value[1:]
-        text = read_text(path, "K file", f"pass --k @FILE with an existing JSON file holding a K matrix, {example}")
+        text = read_text(path, "K file", f"pass --k @FILE with an existing JSON file holding a K matrix, {example}",
+                         MAX_K_BYTES)
         try:
             return json.loads(text)
         except json.JSONDecodeError as e:
@@ -97,6 +80,91 @@ def read_k(value: str | None):
     except json.JSONDecodeError as e:
         raise ValueError(f"--k is not valid JSON ({e.msg}); e.g. --k '[[5,14,10],[0,1,10],[0,0,10]]' "
                          f"or --k @k.json") from None
+
+
+# what a name's ending says a file holds; an output named for another format than the one written is refused
+FORMATS = {PACKED: "gzip-packed data", ".bz2": "bzip2-packed data", ".xz": "xz-packed data", ".zip": "a zip archive",
+           ".zst": "zstd-packed data", ".json": "JSON", ".jsonl": "JSON lines", ".html": "HTML", ".htm": "HTML",
+           ".csv": "CSV", ".png": "an image", ".jpg": "an image", ".jpeg": "an image", ".svg": "an image",
+           ".webp": "an image", ".pdf": "a PDF"}
+
+
+@dataclass(frozen=True)
+class FileArg:
+    """The ``type`` of a file argument in the argument table: the value as given, and what the file is to its
+    command, which :func:`check_file_args` checks before any work. ``role``: 'in' (read), 'out' (written),
+    'inout' (read, then written: a results file resumed) or 'folder' (an output folder)."""
+    role: str
+    suffixes: tuple[str, ...] = ()          # out: name endings of the format written, first the usual one
+    path_of: Callable[[str], str | None] | None = None  # in: the file a value names (None: none); default the value
+
+    def __call__(self, text: str) -> str:
+        return text
+
+    def path(self, value: str) -> str | None:
+        return self.path_of(value) if self.path_of is not None else value
+
+
+def file_args(parser: argparse.ArgumentParser) -> list[tuple[str, str, FileArg]]:
+    """(flag, dest, FileArg) of each file argument of a command's parser."""
+    return [(a.option_strings[0], a.dest, a.type) for a in parser._actions if isinstance(a.type, FileArg)]
+
+
+def check_file_args(args) -> None:
+    """Every file argument of a command (``args.file_args``, set from the argument table), before any work:
+    each output path can be written (:func:`csd_lib.fileio.check_output_path`) and its name says the format
+    written; no input is a device or a FIFO (:func:`csd_lib.fileio.check_input_path`); no two outputs name one
+    file, and no output is a file another flag reads (it would be replaced by what is read from it). Each
+    mistake is one ValueError."""
+    given = [(flag, spec, getattr(args, dest)) for flag, dest, spec in getattr(args, "file_args", ())
+             if getattr(args, dest, None) is not None]
+    outs = [(flag, spec, value) for flag, spec, value in given if spec.role in ("out", "inout")]
+    for flag, spec, value in outs:
+        check_output_path(value, flag)
+        _check_format(flag, spec, value)
+    for i, (flag, spec, value) in enumerate(outs):
+        for other, _, prior in outs[:i]:
+            if _same_file(value, prior):
+                raise ValueError(f"{other} and {flag} both name {value}; give each its own file")
+    writes = [(flag, value, False) for flag, _, value in outs]
+    writes += [(flag, value, True) for flag, spec, value in given if spec.role == "folder"]
+    reads = [(flag, spec.path(value)) for flag, spec, value in given if spec.role in ("in", "inout")]
+    for flag, path in reads:
+        if path is not None:
+            check_input_path(path, flag)
+    for flag, value, folder in writes:
+        for other, path in reads:
+            if other != flag and path is not None and _same_file(value, path, inside=folder):
+                raise ValueError(f"{flag} {value} is the {other} file this command reads, which writing it would "
+                                 f"replace; give {flag} another path")
+
+
+def _check_format(flag: str, spec: FileArg, value: str) -> None:
+    """An output named for the format written: a ``.gz`` name for plain text (a packed file would be read as
+    plain) or ``--plot p.png`` for HTML is refused."""
+    suffix = Path(value).suffix.lower()
+    if suffix not in FORMATS or not spec.suffixes or suffix in spec.suffixes:
+        return
+    usual = FORMATS.get(spec.suffixes[0], f"{spec.suffixes[0]} files")
+    if suffix != PACKED:
+        raise ValueError(f"{flag} {value}: the name says {FORMATS[suffix]}, but {flag} writes {usual}; give a name "
+                         f"ending in {' or '.join(spec.suffixes)}")
+    resume = (f" (a packed run resumes so: {Path(value).name} is read, and the run goes on in the plain file)"
+              if spec.role == "inout" else "")
+    raise ValueError(f"{flag} {value}: a .gz name says gzip-packed, but {flag} writes plain {usual}; give {flag} "
+                     f"{value[:-len(PACKED)]}{resume}")
+
+
+def _same_file(a: str, b: str, inside: bool = False) -> bool:
+    """Whether paths ``a`` and ``b`` name one file (one real path, or hard links); ``inside``: ``b`` lies
+    in folder ``a``."""
+    ra, rb = os.path.realpath(a), os.path.realpath(b)
+    if ra == rb or inside and rb.startswith(ra.rstrip(os.sep) + os.sep):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def free_path(path: Path) -> Path:

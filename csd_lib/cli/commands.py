@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 import time
 from pathlib import Path
@@ -13,13 +12,14 @@ import torch
 
 from .. import config
 from ..engine.cascade import encode_prompt, generate
+from ..engine.inputs import check_prompt_text
 from ..engine.methods import REFERENCE, find
 from ..engine.plan import (METHODS, check_lenience, check_max_new_tokens, check_method_args, check_temperature,
                            check_tree_budget)
 from ..families.shadow import DEFAULT_PRESETS, build_shadows, describe
 from ..families.tasks import load_task
-from ..fileio import check_output_path, write_atomic
-from ..measure.bench import duration, results_lock, resume_problem, run_bench
+from ..fileio import write_atomic
+from ..measure.bench import check_examples, duration, results_lock, resume_problem, run_bench, setting_methods
 from ..measure.records import read_records
 from ..price.costs import bench_costs, load_costs, measure_costs, read_cost_file, save_costs
 from ..price.predict import (PRICED_TOKENS, bench_prices, format_budget_ranking, format_device_prediction,
@@ -33,20 +33,6 @@ from .args import check_args_method, free_path, load_from_args, read_k, read_pro
 log = logging.getLogger(__name__)
 
 
-def check_outputs(*paths) -> None:
-    """Every output path of a command (``(path, flag)``; None: not given), checked before any work; two
-    flags naming one file are refused."""
-    given = [(p, flag) for p, flag in paths if p is not None]
-    for p, flag in given:
-        check_output_path(p, flag)
-    seen = {}
-    for p, flag in given:
-        key = os.path.realpath(p)
-        if key in seen:
-            raise ValueError(f"{seen[key]} and {flag} both name {p}; give each its own file")
-        seen[key] = flag
-
-
 def cmd_generate(args) -> None:
     if (args.prompt is None) == (args.prompts_file is None):
         raise ValueError("give exactly one of --prompt TEXT or --prompts-file F.jsonl")
@@ -56,6 +42,8 @@ def cmd_generate(args) -> None:
     k = read_k(args.k)
     tree = check_tree_budget(args.tree, args.method) if args.tree is not None else None  # before anything loads
     prompts = [args.prompt] if args.prompt is not None else read_prompts(args.prompts_file)
+    for p in prompts:  # text that cannot be encoded is refused before anything loads
+        check_prompt_text(p)
     check_args_method(args, [args.method])  # before anything loads: e.g. 'staged' needs two drafters
     fam = load_from_args(args)
     for p in prompts:  # every prompt is checked before the first generation writes anything
@@ -71,7 +59,7 @@ def cmd_generate(args) -> None:
         if args.json:
             print(json.dumps(g.to_dict(events=args.events)), flush=True)
         else:
-            print(trace_text(g, fam.tokenizer, color=sys.stdout.isatty()))  # no ANSI codes into a pipe
+            print(trace_text(g, fam.tokenizer, color=config.color_for(sys.stdout)))  # no ANSI codes into a file
             s = g.stats
             print(f"[{g.method}] {s.n_tokens} tokens, {s.wall_time:.3f}s, "
                   f"{s.tokens_per_target_call:.2f} tokens/target call, calls {s.calls}")
@@ -98,14 +86,15 @@ def cmd_bench(args) -> None:
     if args.clock == "cpu" and args.device is not None and torch.device(args.device).type != "cpu":
         raise ValueError(f"--clock cpu times work on the CPU only, not on --device {args.device}; use --clock wall")
     mag_lenience = None if args.mag_lenience is None else args.mag_lenience == "lenient"
-    for flag, value, needs in (("--k", args.k, "csd"), ("--lenience", args.lenience, "csd"),
-                               ("--mag-lenience", args.mag_lenience, "csd"), ("--sd-k", args.sd_k, "sd")):
-        if value is not None and needs not in methods:
-            raise ValueError(f"{flag} is for {needs}, which --methods {args.methods} does not run; add {needs} to "
+    for flag, value in (("--k", args.k), ("--lenience", args.lenience), ("--mag-lenience", args.mag_lenience),
+                        ("--sd-k", args.sd_k)):
+        setting = flag.removeprefix("--").replace("-", "_")
+        if value is not None and not setting_methods(setting, methods):
+            users = " or ".join(setting_methods(setting))
+            raise ValueError(f"{flag} is for {users}, which --methods {args.methods} does not run; add one to "
                              f"--methods or drop {flag}")
     check_max_new_tokens(args.max_new_tokens)
     args.k = read_k(args.k)
-    check_outputs((args.out, "--out"), (args.summary_json, "--summary-json"), (args.plot, "--plot"))
     cost_model = read_cost_file(args.costs, _named_family(args)) if args.costs not in (None, "none") else None
     out = Path(args.out)
     read_records(out)  # a results file to resume must be readable before any model loads
@@ -116,6 +105,7 @@ def cmd_bench(args) -> None:
         torch.set_num_threads(args.threads)
     with results_lock(out):  # before any model loads: a second bench on this file is refused now
         fam = load_from_args(args)
+        check_examples(fam, examples, args.max_new_tokens)  # before pricing and the first example
         if cost_model is not None and cost_model.family != fam.name:
             print(f"note: --costs {args.costs} was measured on {cost_model.family}, not {fam.name}; its predictions "
                   f"price {fam.name}'s calls at {cost_model.family}'s costs", file=sys.stderr)
@@ -165,7 +155,6 @@ def cmd_shadow(args) -> None:
 
 
 def cmd_predict(args) -> None:
-    check_outputs((args.out, "--out"))  # before the forecast, which takes minutes
     if args.method is not None:
         return predict_trees(args)
     if args.tree:
@@ -241,7 +230,6 @@ def _budgets_by_probe(args, budgets, cost_model) -> tuple[list[dict], dict, tupl
 
 def cmd_costs(args) -> None:
     """Measure a family's per-call cost model and store it (results/costs-<family>-<device>.json, or --out)."""
-    check_outputs((args.out, "--out"))
     if args.threads:
         torch.set_num_threads(args.threads)
     fam = load_from_args(args)

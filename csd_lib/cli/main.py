@@ -9,6 +9,7 @@ import warnings
 
 from ..families.hub import hide_weight_loading_bars
 from ..measure.bench import BenchInterrupted
+from .args import check_file_args
 from .parser import EXIT_BAD_INPUT, EXIT_INTERRUPTED, parser
 
 RESUMES = ("bench",)  # commands that continue where they stopped when run again
@@ -16,11 +17,16 @@ RESUMES = ("bench",)  # commands that continue where they stopped when run again
 
 def main(argv=None) -> int:
     """Run the CLI; returns the exit status (0; 2 for bad input; 130 for Ctrl-C)."""
-    args = parser().parse_args(_joined(sys.argv[1:] if argv is None else list(argv)))
-    hide_weight_loading_bars()  # weight-loading bars would bury the output; download bars stay
+    try:
+        args = parser().parse_args(_joined(sys.argv[1:] if argv is None else list(argv)))
+    except KeyboardInterrupt:  # the choices' checks may import and probe (--device: CUDA)
+        print("\ninterrupted; nothing was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
     with warnings.catch_warnings():
         warnings.showwarning = _note  # a library's warning is one note line, without its source line
         try:
+            hide_weight_loading_bars()  # weight-loading bars would bury the output; download bars stay
+            check_file_args(args)  # every output path, and none that is an input, before any work
             args.func(args)
         except (ValueError, OSError) as e:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
             if args.debug:

@@ -12,12 +12,17 @@ from ..families.family import FAMILIES
 from ..families.tasks import SPLITS, TASKS
 from ..measure.records import ALL_METHODS as BENCH_METHODS
 from ..measure.records import DEFAULT_METHODS
-from .args import device_arg, finite_float, method_list, model_id, model_ids, positive_float, positive_int, seed_int
+from .args import (FileArg, device_arg, file_args, finite_float, method_list, model_id, model_ids, positive_float,
+                   positive_int, seed_int)
 from .commands import cmd_bench, cmd_costs, cmd_demo, cmd_generate, cmd_predict, cmd_shadow
 
 DTYPES = sorted(config.DTYPES_BY_NAME)
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+# file arguments: what each file is to its command (checked by args.check_file_args before any work)
+K_FILE = FileArg("in", path_of=lambda v: v[1:] if v.startswith("@") else None)  # JSON, or @FILE
+COSTS_FILE = FileArg("in", path_of=lambda v: None if v == "none" else v)
+ACCEPTANCE_FILE = FileArg("in", path_of=lambda v: None if v == "paper" else v)  # paper, FILE or rates
 
 
 class _Help(argparse.ArgumentDefaultsHelpFormatter):
@@ -79,7 +84,7 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     g.add_argument("--branch-below", type=finite_float, default=None,
                    help="tree-sd, csd-tree: a drafter adds its second choice where its first has less "
                         "probability than this")
-    g.add_argument("--k", default=None,
+    g.add_argument("--k", type=K_FILE, default=None,
                    help="K matrix as JSON, e.g. '[[5,14,10],[0,1,10],[0,0,10]]', or @FILE.json (default: the family's)")
     g.add_argument("--lenience", type=finite_float, default=None,
                    help="lenience >= 1 of draft-to-draft reviews, csd only (default: the family's)")
@@ -90,7 +95,7 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     g.add_argument("--seed", type=seed_int, default=None, help="sampling seed (default: a fresh random one)")
     g.add_argument("--max-new-tokens", type=positive_int, default=200, help="tokens to generate at most")
     g.add_argument("--prompt", default=None, help="the prompt text")
-    g.add_argument("--prompts-file", default=None, help='JSONL file, one {"prompt": "..."} per line')
+    g.add_argument("--prompts-file", type=FileArg("in"), default=None, help='JSONL file, one {"prompt": "..."} per line')
     g.add_argument("--json", action="store_true", help="one JSON object per prompt")
     g.add_argument("--events", action="store_true", help="with --json: include the review log")
     g.set_defaults(func=cmd_generate)
@@ -109,27 +114,27 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     b.add_argument("--n", type=positive_int, default=50, help="number of examples")
     b.add_argument("--methods", type=method_list, default=",".join(DEFAULT_METHODS),
                    help=f"comma-separated, from {', '.join(BENCH_METHODS)}; ar always runs as the reference")
-    b.add_argument("--k", default=None, help="K matrix for csd as JSON, or @FILE.json (default: the family's)")
+    b.add_argument("--k", type=K_FILE, default=None, help="K matrix for csd as JSON, or @FILE.json (default: the family's)")
     b.add_argument("--lenience", type=finite_float, default=None, help="lenience for csd (default: the family's)")
     b.add_argument("--mag-lenience", choices=("paper", "lenient"), default=None,
                    help="csd only: 'paper' reviews MaG's tokens strictly (the paper's rule, the default), "
                         "'lenient' applies the lenience to them too")
     b.add_argument("--sd-k", type=positive_int, default=None, help="draft length of sd (default: the family's)")
     b.add_argument("--max-new-tokens", type=positive_int, default=128, help="tokens to generate per example")
-    b.add_argument("--out", required=True,
+    b.add_argument("--out", type=FileArg("inout", (".jsonl", ".json")), required=True,
                    help="results JSONL; resumed if it exists and holds the same run (family, task, split, "
                         "--max-new-tokens, --clock, each method's settings), refused if not")
     b.add_argument("--new-out", action="store_true",
                    help="when --out holds another run, write OUT-2.jsonl (the first free name) instead")
-    b.add_argument("--summary-json", default=None, help="write the summary as JSON")
-    b.add_argument("--plot", default=None, help="write a bar chart as standalone HTML")
+    b.add_argument("--summary-json", type=FileArg("out", (".json",)), default=None, help="write the summary as JSON")
+    b.add_argument("--plot", type=FileArg("out", (".html", ".htm")), default=None, help="write a bar chart as standalone HTML")
     b.add_argument("--threads", type=positive_int, default=None, help="torch threads (default: torch's choice)")
     b.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                    help="what every time is read from: 'wall' time, or 'cpu': this process's CPU time, which "
                         "other jobs' preemption cannot inflate (needs --threads 1 on a CPU)")
     b.add_argument("--repeats", type=positive_int, default=1,
                    help="rounds per example; the summary keeps each method's fastest time")
-    b.add_argument("--costs", default=None, metavar="FILE|none",
+    b.add_argument("--costs", type=COSTS_FILE, default=None, metavar="FILE|none",
                    help="cost model JSON for the predicted walltime speedup; 'none' skips the prediction and "
                         "its measurement (default: the stored cost model whose machine fingerprint matches "
                         "this run's, else one measured now into results/machines/: about 10 s, a few points on a "
@@ -140,11 +145,11 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     add_model_args(co)
     co.add_argument("--seconds", type=positive_float, default=20.0, help="measurement budget")
     co.add_argument("--threads", type=positive_int, default=1, help="torch threads (benchmarks use 1)")
-    co.add_argument("--out", default=None, help="cost model JSON to write (default: results/costs-<family>-<device>.json)")
+    co.add_argument("--out", type=FileArg("out", (".json",)), default=None, help="cost model JSON to write (default: results/costs-<family>-<device>.json)")
     co.set_defaults(func=cmd_costs)
 
     sh = command("shadow", "write random-weight copies of the real checkpoints into a hub cache (test bed)")
-    sh.add_argument("--out", required=True, help="hub cache folder to write; then set HF_HUB_CACHE to it")
+    sh.add_argument("--out", type=FileArg("folder"), required=True, help="hub cache folder to write; then set HF_HUB_CACHE to it")
     which = sh.add_mutually_exclusive_group()
     which.add_argument("--presets", default=None,
                        help="comma-separated real presets (default: flan-t5-colab,flan-t5,vicuna)")
@@ -157,7 +162,7 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     pr = command("predict", "predict tokens/s and speedups of AR, SD and CSD on this device, before any download")
     pr.add_argument("--family", choices=FAMILIES, default=None,
                     help=f"model family (default: $CSD_FAMILY, else tiny-t5; now {config.FAMILY})")
-    pr.add_argument("--acceptance", default="paper", metavar="paper|FILE|RATES",
+    pr.add_argument("--acceptance", type=ACCEPTANCE_FILE, default="paper", metavar="paper|FILE|RATES",
                     help="acceptance profile: 'paper' (FLAN-T5, Fig. 2), a bench results JSONL of your runs, or "
                          "rates: one per drafter with MaG last (0.8,0.7,0.3) or pairs (target<-base=0.8,...); "
                          "a rate may be per-position rates joined by ':'")
@@ -169,11 +174,11 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     pr.add_argument("--max-layers", type=positive_int, default=None,
                     help="measure real models at this depth and scale each call to the full depth "
                          "(default: full depth where memory allows; 2 on a CPU)")
-    pr.add_argument("--costs", default=None, metavar="FILE",
+    pr.add_argument("--costs", type=FileArg("in"), default=None, metavar="FILE",
                     help="price with this cost model JSON (python -m csd_lib costs --out) instead of measuring; "
                          "a note says how its machine fingerprint compares with this one")
     pr.add_argument("--max-new-tokens", type=positive_int, default=None,
-                    help="tokens per generation priced (default: 128, or with --acceptance FILE each method's runs')")
+                    help="tokens per generation priced (default: 128, or, when --acceptance names bench runs, each method's own runs' length)")
     pr.add_argument("--prompt-tokens", type=positive_int, default=100, help="prompt length priced")
     pr.add_argument("--seconds", type=positive_float, default=20.0, help="cost measurement budget")
     pr.add_argument("--threads", type=positive_int, default=1, help="torch threads on a CPU (benchmarks use 1)")
@@ -191,6 +196,8 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     pr.add_argument("--measure", type=int, default=2,
                     help="with --method and no --acceptance: best priced budgets measured against AR (0: none)")
     pr.add_argument("--json", action="store_true", help="print the prediction as one JSON line")
-    pr.add_argument("--out", default=None, help="also write the prediction as JSON to this file")
+    pr.add_argument("--out", type=FileArg("out", (".json", ".jsonl")), default=None, help="also write the prediction as JSON to this file")
     pr.set_defaults(func=cmd_predict)
+    for c in sub.choices.values():
+        c.set_defaults(file_args=file_args(c))  # every file argument, for the checks before any work
     return ap

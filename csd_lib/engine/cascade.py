@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 from .generation import Generation
-from .inputs import check_family, check_prompt, check_prompt_length
+from .inputs import check_family, check_prompt, check_prompt_length, check_room
 from .levels import Block, Ctx, Drafter, Level, MaGLevel
 from .mag import MaG
 from .models import LM
@@ -104,10 +104,7 @@ def generate(family, prompt, method: str = "csd", k=None, lenience=None, tempera
 def run_plan(family, plan: Plan, ids: list[int]) -> Generation:
     """Algorithm 1 on prompt token ids ``ids`` as ``plan`` says."""
     target, max_new_tokens = family.target, plan.max_new_tokens
-    if not target.is_encoder_decoder and target.max_length and len(ids) + max_new_tokens > target.max_length:
-        raise ValueError(f"the prompt ({len(ids)} tokens) plus max_new_tokens ({max_new_tokens}) exceeds "
-                         f"the model limit of {target.max_length} tokens; shorten the prompt or lower "
-                         f"max_new_tokens")
+    check_room(target, ids, max_new_tokens)
     by_name = {d.name: d for d in family.drafters}
     drafters = [family.mag if name == MAG else by_name[name] for name in plan.drafters]
     method = get(plan.method, engine=True)

@@ -30,9 +30,7 @@ def check_prompt(prompt, vocab_size: int):
     """A non-blank ``str``, or token ids as a list, tuple or 1-D integer array/tensor of ints in
     ``[0, vocab_size)``; returns the str as is, or the ids as a list of Python ints."""
     if isinstance(prompt, str):
-        if not prompt.strip():
-            raise ValueError("the prompt is empty; pass some text to continue")
-        return prompt
+        return check_prompt_text(prompt)
     if isinstance(prompt, (torch.Tensor, np.ndarray)):
         if prompt.ndim != 1:
             raise ValueError(f"prompt ids must be 1-D, got shape {tuple(prompt.shape)}; pass one prompt's ids")
@@ -59,6 +57,22 @@ def check_prompt(prompt, vocab_size: int):
     return ids
 
 
+def check_prompt_text(text: str) -> str:
+    """A prompt given as text, returned as is: not blank, and encodable (no lone surrogate, which is what
+    Python makes of command-line bytes that are not UTF-8, or a JSON ``"\\udce9"``)."""
+    if not text.strip():
+        raise ValueError("the prompt is empty; pass some text to continue")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        ch = text[e.start]
+        what = (f"byte {ord(ch) - 0xDC00:#04x}, which is not UTF-8 (text from a terminal or file in another "
+                f"encoding, e.g. Latin-1)" if 0xDC80 <= ord(ch) <= 0xDCFF else "a lone surrogate, not a character")
+        raise ValueError(f"the prompt is not valid text: character {e.start + 1} ({ch!r}) is {what}; pass UTF-8 "
+                         f"text") from None
+    return text
+
+
 def prompt_limit() -> int:
     """The prompt limit of models without a position limit: ``config.MAX_PROMPT_TOKENS``
     (``$CSD_MAX_PROMPT_TOKENS``, default 2048)."""
@@ -83,6 +97,15 @@ def check_prompt_length(ids: list[int], models) -> list[int]:
                              f"with relative positions such as '{lm.name}' (memory grows with the square of the "
                              f"prompt); shorten the prompt, or raise the limit with CSD_MAX_PROMPT_TOKENS=N "
                              f"(csd_lib.config.MAX_PROMPT_TOKENS)")
+    return ids
+
+
+def check_room(target, ids: list[int], max_new_tokens: int) -> list[int]:
+    """``ids`` if a target with learned positions (``max_length``) has room for them plus ``max_new_tokens``."""
+    if not target.is_encoder_decoder and target.max_length and len(ids) + max_new_tokens > target.max_length:
+        raise ValueError(f"the prompt ({len(ids)} tokens) plus max_new_tokens ({max_new_tokens}) exceeds "
+                         f"the model limit of {target.max_length} tokens; shorten the prompt or lower "
+                         f"max_new_tokens")
     return ids
 
 

@@ -26,7 +26,7 @@ from .hub import checkpoint_config, checkpoint_ref, hub_reachable, load_lm, miss
 from .paper_costs import CostTable, previous_work_costs
 from .placement import place_family
 from .presets import DEFAULT_K_RULE, DEFAULT_LENIENCE, REAL_PRESETS, STAGED_K, TINY_PRESETS
-from .tasks import bigram_corpus, bigram_source
+from .tasks import bigram_corpus, bigram_sources
 
 log = logging.getLogger(__name__)
 
@@ -389,15 +389,16 @@ def real_bigram(name: str, tokenizer, vocab_size: int, task: str = "gsm8k") -> n
     The cache file names the family, the corpus source and split (``tasks.bigram_corpus``), the
     vocabulary size and a hash of the tokenizer, so a new source or tokenizer never reuses an old
     table: ``{family}-bigram-{source}-{vocab}-{hash}.npy``. It is looked up by that name before any
-    corpus loads (``tasks.bigram_source``), so a cached family loads without touching a dataset; a
+    corpus loads (``tasks.bigram_sources``), so a cached family loads without touching a dataset; a
     source's corpus is taken as fixed (a dataset's train split, the seeded synthetic one): delete the
     file after changing a local copy.
     """
     safe = re.sub(r"[^A-Za-z0-9._-]+", "--", name).strip("-")
     stem = f"{vocab_size}-{_tokenizer_hash(tokenizer)}.npy"
-    path = config.cache_dir() / f"{safe}-bigram-{bigram_source(task)}-{stem}"
-    if path.exists() and len(table := load_bigram(path)) == vocab_size:
-        return table
+    for source in bigram_sources(task):
+        path = config.cache_dir() / f"{safe}-bigram-{source}-{stem}"
+        if path.exists() and len(table := load_bigram(path)) == vocab_size:
+            return table
     texts, source = bigram_corpus(task)
     seqs = [tokenizer(t).input_ids for t in texts]
     path = config.cache_dir() / f"{safe}-bigram-{source}-{stem}"

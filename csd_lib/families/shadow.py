@@ -35,6 +35,7 @@ from .. import config
 from .archs import build as _build
 from .archs import build_on_meta, published_config, read_stored, stored_ids
 from .presets import REAL_PRESETS
+from .tasks import bundled_path, read_examples
 from ..engine import prompts
 from ..engine.models import RANDOM_WEIGHTS_KEY
 
@@ -135,10 +136,7 @@ def _corpus() -> list[str]:
     """The tokenizer's training text: repo files only, so every machine builds the same pieces."""
     texts = []
     for path in sorted(config.TASKS_DIR.glob("*.jsonl")):
-        for line in path.read_text().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                texts.append(row.get("prompt", "") + " " + row.get("reference", ""))
+        texts += [ex.prompt + " " + ex.reference for ex in read_examples(path)]
     texts += [prompts.GSM8K_PROMPT, prompts.MMLU_PROMPT, prompts.VICUNA_GSM8K_PROMPT, prompts.VICUNA_MMLU_PREFIX,
               prompts.VICUNA_MMLU_SUFFIX, prompts.VICUNA_TEMPLATE]
     words = [w for line in WORDS_FILE.read_text().splitlines() if not line.startswith("#") for w in line.split()]
@@ -152,8 +150,7 @@ def tokens_per_word(tokenizer, texts=None) -> float:
     Default texts: the prompts of the bundled synth-gsm8k test split.
     """
     if texts is None:
-        lines = (config.TASKS_DIR / "synth-gsm8k-test.jsonl").read_text().splitlines()
-        texts = [json.loads(line)["prompt"] for line in lines if line.strip()]
+        texts = [ex.prompt for ex in read_examples(bundled_path("synth-gsm8k"))]
     n_tokens = sum(len(tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts)
     return n_tokens / sum(len(t.split()) for t in texts)
 

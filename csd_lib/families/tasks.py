@@ -22,10 +22,11 @@ import json
 import logging
 import random
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from .. import config
+from ..fileio import read_jsonl
 from ..engine.prompts import GSM8K_PROMPT, MMLU_PROMPT
 
 log = logging.getLogger(__name__)
@@ -317,9 +318,15 @@ def _write_bundled(tasks_dir: Path | None = None, n: int = N_BUNDLED) -> list[Pa
     return paths
 
 
-def _read_jsonl(path: Path) -> list[Example]:
-    with open(path, encoding="utf-8") as f:
-        return [Example(**json.loads(line)) for line in f if line.strip()]
+def read_examples(path: Path) -> list[Example]:
+    """The examples of a task file written by :func:`write_bundled` (:func:`csd_lib.fileio.read_jsonl`)."""
+    fix = "regenerate the bundled files with csd_lib.families.tasks.write_bundled()"
+    rows = read_jsonl(path, "task file", fix)
+    names = [f.name for f in fields(Example)]
+    bad = next((i for i, row in rows if not isinstance(row, dict) or sorted(row) != sorted(names)), None)
+    if bad is not None:
+        raise ValueError(f"{path}:{bad} is not an example (keys {', '.join(names)}); {fix}")
+    return [Example(**row) for _, row in rows]
 
 
 def _held_out_prompts(task: str, split: str, seed: int) -> set[str]:
@@ -334,7 +341,7 @@ def _load_synth(task: str, split: str, n: int | None, seed: int) -> list[Example
     if split == "test" and seed == 0:
         path = bundled_path(task)
         if path.is_file():
-            exs = _read_jsonl(path)
+            exs = read_examples(path)
             if n is None or n <= len(exs):
                 return exs[:n] if n is not None else exs
         return generate_synthetic(task, "test", n or N_BUNDLED, 0)
@@ -379,8 +386,13 @@ def _from_local(task: str, split: str, root: Path) -> list[Example] | None:
         path = root / "gsm8k" / f"{'train' if split == 'train' else 'test'}.jsonl"
         if not path.is_file():
             return None
-        with open(path, encoding="utf-8") as f:
-            rows = [json.loads(line) for line in f if line.strip()]
+        fix = "give a copy of openai/gsm8k's JSONL files (one {\"question\", \"answer\"} per line)"
+        rows = read_jsonl(path, "GSM8K file", fix)
+        bad = next((i for i, row in rows if not (isinstance(row, dict) and isinstance(row.get("question"), str)
+                                                  and isinstance(row.get("answer"), str))), None)
+        if bad is not None:
+            raise ValueError(f"{path}:{bad} has no string 'question' and 'answer'; {fix}")
+        rows = [row for _, row in rows]
         return _gsm8k_rows_to_examples(rows, str(path))
     files = sorted((root / "mmlu" / "dev").glob("*.csv"))
     if not files:
@@ -478,18 +490,20 @@ def corpus(split: str = "train", n: int = 1000, seed: int = 0,
     return [ex for group in zip(*per) for ex in group]
 
 
-def bigram_source(task: str = "gsm8k") -> str:
-    """The source label under which a cached bigram table is looked up before any corpus loads, by the
-    order :func:`load_task` follows: the real train split's where it can come (a local copy in
-    ``CSD_DATA_DIR``, or the hub when online with ``datasets`` installed), else the synthetic one's. Only a
-    hub that fails on the day makes ``bigram_corpus`` name another source (and the next load looks again)."""
+def bigram_sources(task: str = "gsm8k") -> list[str]:
+    """The source labels under which a cached bigram table is looked up before any corpus loads, best first, by
+    the order :func:`load_task` follows: the real train split's where it can come (a local copy in
+    ``CSD_DATA_DIR``, or the hub when online with ``datasets`` installed), else the synthetic one's. From the
+    hub, the synthetic one's follows: a table built on a day the hub failed is used rather than asking the
+    hub again (delete it to build from the real data)."""
+    synth = f"synth-{task.removeprefix('synth-')}-train"
     root = config.data_dir()
     local = root is not None and (
         (root / "gsm8k" / "train.jsonl").is_file() if task == "gsm8k" else any((root / "mmlu" / "dev").glob("*.csv")))
     hub = not config.HF_OFFLINE and importlib.util.find_spec("datasets") is not None
     if task.startswith("synth-") or not (local or hub):
-        return f"synth-{task.removeprefix('synth-')}-train"
-    return f"{task}-train"
+        return [synth]
+    return [f"{task}-train"] if local else [f"{task}-train", synth]
 
 
 def bigram_corpus(task: str = "gsm8k", n: int = 2000) -> tuple[list[str], str]:

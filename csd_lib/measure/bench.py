@@ -27,6 +27,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..engine.cascade import encode_prompt, generate
+from ..engine.inputs import check_room
 from ..engine.models import CLOCKS
 from ..engine.methods import REFERENCE, find, get, names
 from ..engine.plan import Plan, check_lenience, check_mag_lenience, check_max_new_tokens, make_plan
@@ -118,6 +119,15 @@ def _method_args(method: str, k, lenience, sd_k, mag_lenience=None) -> dict:
     csd = m.lenient  # the cascade's K (csd, and csd-tree's main chain); SD's k (sd, and tree-sd's draft)
     return {"k": k if csd else sd_k if m.takes_drafter else None, "lenience": lenience if csd else None,
             "mag_lenience": mag_lenience if csd else None}
+
+
+def setting_methods(setting: str, methods=None) -> list[str]:
+    """The methods of ``methods`` (None: every registered one) that a bench's ``setting`` ('k', 'lenience',
+    'mag_lenience' or 'sd_k') reaches (:func:`_method_args`: csd and csd-tree take K, sd and tree-sd SD's draft
+    length)."""
+    mark = object()
+    unset = dict(k=None, lenience=None, sd_k=None, mag_lenience=None)
+    return [m for m in (names() if methods is None else methods) if any(v is mark for v in _method_args(m, **{**unset, setting: mark}).values())]
 
 
 def _settings(plan: Plan) -> dict:
@@ -380,11 +390,27 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     if REFERENCE not in methods:
         methods = [REFERENCE, *methods]  # the reference for identity and speedups
     k, sd_k = task_k(family, examples, k, sd_k)
+    check_examples(family, examples, max_new_tokens)
     out = Path(out)
     check_output_path(out, "out")  # an existing folder, device or FIFO is refused; a symlink is written through
     with results_lock(out):
         return _run_locked(family, examples, methods, out, max_new_tokens, k, lenience, warmup, progress, stop_after,
                            repeats, sd_k, split, seed, mag_lenience, clock, predicted)
+
+
+def check_examples(family, examples, max_new_tokens: int) -> None:
+    """The limit that a run's settings put on every example, checked on each before the first runs (a prompt
+    plus ``max_new_tokens`` beyond the target's positions), so that one bad setting is one error, not an
+    error line per example; a prompt that is bad by itself stays that example's error line."""
+    for i, ex in enumerate(examples):
+        try:
+            ids = encode_prompt(family, ex.prompt)
+        except ValueError:  # the prompt alone: its run writes the error line
+            continue
+        try:
+            check_room(family.target, ids, max_new_tokens)
+        except ValueError as e:
+            raise ValueError(f"example {i} ({ex.source}): {e}") from None
 
 
 # long: the resumable run loop reads as one: resume check, warm-up, one line written per run

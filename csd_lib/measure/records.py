@@ -6,17 +6,14 @@
 from __future__ import annotations
 
 import gzip
-import json
 import logging
-import zlib
-import stat
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from ..engine.generation import inter_token_latencies, time_to_first_token
 from ..engine.methods import find, names
 from ..engine.plan import Plan
-from ..fileio import write_atomic
+from ..fileio import PACKED, read_input, read_jsonl, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +121,6 @@ def fastest(records) -> dict[str, dict[int, BenchRecord]]:
 
 
 MAX_RESULTS_BYTES = 256 * 2 ** 20  # far more than any results file holds (a line is a few KB)
-PACKED = ".gz"  # a committed run that only the reports read is stored gzip-packed beside its name: pack()
 
 
 def stored(path) -> Path | None:
@@ -158,21 +154,11 @@ def unpack(path) -> bool:
     packed = path.with_name(path.name + PACKED)
     if path.exists() or path.is_symlink() or not packed.is_file():
         return False
-    write_atomic(path, _read_bytes(packed))
+    write_atomic(path, read_input(packed, "packed results file", PACK_FIX, MAX_RESULTS_BYTES))
     return True
 
 
-def _read_bytes(path: Path) -> bytes:
-    """A results file's bytes, unpacked when it is gzip-packed, at most MAX_RESULTS_BYTES + 1 of them."""
-    if not path.name.endswith(PACKED):
-        with open(path, "rb") as f:
-            return f.read(MAX_RESULTS_BYTES + 1)
-    try:
-        with gzip.open(path, "rb") as f:
-            return f.read(MAX_RESULTS_BYTES + 1)
-    except (OSError, EOFError, zlib.error) as e:
-        raise ValueError(f"{path} is not a readable gzip file ({e}); re-pack it with scripts/pack_results.py "
-                         f"from the .jsonl it was made of") from None
+PACK_FIX = "re-pack it with scripts/pack_results.py from the .jsonl it was made of"
 RESUME_FIX = "delete that line to re-run its example, or pass a new --out"
 
 
@@ -185,27 +171,12 @@ def read_records(path: Path, fix: str = RESUME_FIX) -> list[dict]:
     path = stored(path)
     if path is None:
         return []
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
+    if not path.exists():  # a dangling link: no results yet
         return []
-    if not stat.S_ISREG(mode):
-        raise ValueError(f"{path} is not a regular file (a folder, device or pipe), so it holds no results; "
-                         f"give a results JSONL file")
-    data = _read_bytes(path)
-    if len(data) > MAX_RESULTS_BYTES:
-        raise ValueError(f"{path} is larger than {MAX_RESULTS_BYTES // 2 ** 20} MiB, more than a results file "
-                         f"holds; give a results JSONL file written by bench")
     out = []
-    for i, raw in enumerate(data.splitlines(keepends=True), 1):
-        if not raw.endswith(b"\n"):
-            break  # torn write
-        try:
-            rec = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise ValueError(f"{path}:{i} is not UTF-8 text; {fix}") from None
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}:{i} is not a JSON record ({e.msg}); {fix}") from None
+    for i, rec in read_jsonl(path, "results file", fix, MAX_RESULTS_BYTES, "a JSON record", torn_ok=True,
+                             file_fix=PACK_FIX if path.name.endswith(PACKED) else "give a results JSONL file "
+                                                                                 "written by bench"):
         if not isinstance(rec, dict) or "example" not in rec or "method" not in rec:
             raise ValueError(f"{path}:{i} is not a results record (no 'example' and 'method'); {fix}")
         for key, kind, ok in (("example", "an integer >= 0", _index(rec["example"])),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.stats import call_cost, model_size_costs, pooled_swi
+from ..engine.stats import call_cost, pooled_swi
 from ..measure.curves import run_lengths
 from .intervals import Difference, paired_difference, rate_difference
 

@@ -2,13 +2,15 @@
 value and the fix."""
 import argparse
 import json
+import re
 
 import pytest
 import torch
 
-from csd_lib.fileio import check_output_path
-from csd_lib.cli.args import (arg_drafters, device_arg, finite_float, free_path, method_list,
-                              positive_int, read_k, read_prompts, read_text, seed_int)
+from csd_lib.fileio import check_output_path, read_text
+from csd_lib.cli.args import (FileArg, arg_drafters, check_file_args, device_arg, finite_float, free_path,
+                              method_list, positive_int, read_k, read_prompts, seed_int)
+from csd_lib.cli.parser import parser
 from csd_lib.measure.records import ALL_METHODS
 
 
@@ -137,3 +139,44 @@ def test_a_utf8_file_with_a_byte_order_mark_is_read(tmp_path):
     p = tmp_path / "p.jsonl"
     p.write_bytes(b'\xef\xbb\xbf{"prompt": "hi"}\n')
     assert read_prompts(str(p)) == ["hi"]
+
+
+# -- file arguments: every one marked in the argument table, and checked from there ---------------------------
+
+NOT_FILES = {"--target": "a model folder or hub id, which transformers reads",
+             "--method": "its help names --acceptance FILE"}
+NAMES_A_FILE = re.compile(r"\bfile\b|\bFILE\b|\bwrite|JSONL|folder|\.json|\.html")
+
+
+def test_every_file_argument_is_marked_in_the_argument_table():
+    """A flag whose help or metavar speaks of a file is a FileArg, so check_file_args sees it: a new output flag
+    is refused over an input, or named for another format, without code of its own."""
+    sub = next(a for a in parser()._actions if isinstance(a.choices, dict))
+    seen = 0
+    for name, command in sub.choices.items():
+        for a in command._actions:
+            if not a.option_strings or a.nargs == 0 or a.option_strings[0] in NOT_FILES:
+                continue
+            if NAMES_A_FILE.search(f"{a.help} {a.metavar or ''}") or a.dest == "out":
+                assert isinstance(a.type, FileArg), f"{name} {a.option_strings[0]} names a file but is no FileArg"
+                seen += 1
+        assert [flag for flag, *_ in command.get_default("file_args")] == [
+            a.option_strings[0] for a in command._actions if isinstance(a.type, FileArg)]
+    assert seen >= 12
+
+
+def test_check_file_args_reads_the_table(tmp_path):
+    """A command with flags it has never seen: an output over an input, two outputs on one file, a wrong name."""
+    table = [("--report", "report", FileArg("out", (".json",))), ("--data", "data", FileArg("in")),
+             ("--log", "log", FileArg("out"))]
+    same = str(tmp_path / "x.json")
+    with pytest.raises(ValueError, match=r"^--report .*x.json is the --data file this command reads"):
+        check_file_args(argparse.Namespace(file_args=table, report=same, data=same, log=None))
+    with pytest.raises(ValueError, match=r"^--report and --log both name"):
+        check_file_args(argparse.Namespace(file_args=table, report=same, data=None, log=same))
+    with pytest.raises(ValueError, match=r"^--report .*r.html: the name says HTML, but --report writes JSON"):
+        check_file_args(argparse.Namespace(file_args=table, report=str(tmp_path / "r.html"), data=None, log=None))
+    check_file_args(argparse.Namespace(file_args=table, report=same, data=str(tmp_path / "d.json"), log=None))
+    folder = [("--out", "out", FileArg("folder")), ("--data", "data", FileArg("in"))]
+    with pytest.raises(ValueError, match=r"^--out .* is the --data file this command reads"):  # inside the folder
+        check_file_args(argparse.Namespace(file_args=folder, out=str(tmp_path), data=same))

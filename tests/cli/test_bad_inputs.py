@@ -62,6 +62,7 @@ FILES = {  # written into a fresh folder per case; {d} in argv is that folder
     "results_strex.jsonl": b'{"example": "0", "method": "ar", "stats": {}}\n',
     "results_other_family.jsonl": OTHER_RUN,
     "costs_bad.json": b'{"family": "tiny-t5"}\n',
+    "surrogate.jsonl": b'{"prompt": "caf\\udce9"}\n',
 }
 BENCH = ["bench", "--family", "tiny-t5", "--n", "1"]
 
@@ -135,6 +136,9 @@ CASES = [
     Case("api-prompt-float-array", "prompt ids must be integers, got an array of float64",
          api=gen(prompt=np.array([3.0, 4.0]))),
     Case("api-prompt-2d-tensor", "prompt ids must be 1-D, got shape (1, 2)", api=gen(prompt=torch.tensor([[3, 4]]))),
+    Case("api-prompt-lone-surrogate", "the prompt is not valid text: character 4 ('\\udce9') is byte 0xe9, which is "
+         "not UTF-8", api=gen(prompt="caf\udce9")),
+    Case("api-prompt-lone-surrogate-high", "character 2 ('\\ud800') is a lone surrogate", api=gen(prompt="a\ud800")),
     Case("api-family-name", "load it first: fam = load_family('tiny-t5')",
          api=lambda d: generate("tiny-t5", "w3 w4", max_new_tokens=4)),
     Case("api-family-other", "family must be a loaded Family", api=lambda d: generate({"target": 1}, "w3 w4")),
@@ -197,6 +201,10 @@ CASES = [
     Case("cli-prompts-whitespace-line-2", "{d}/whitespace.jsonl:2 has an empty prompt",
          argv=("generate", "--family", "tiny-t5", "--max-new-tokens", "4", "--prompts-file", "{d}/whitespace.jsonl"),
          code=2),
+    Case("cli-prompt-not-utf8", "the prompt is not valid text: character 4 ('\\udce9') is byte 0xe9, which is not "
+         "UTF-8", argv=("generate", "--prompt", "caf\udce9"), code=2),  # how Python hands on argv bytes b'caf\xe9'
+    Case("cli-prompts-file-lone-surrogate", "the prompt is not valid text: character 4",
+         argv=("generate", "--prompts-file", "{d}/surrogate.jsonl"), code=2),
     Case("cli-k-json", "--k is not valid JSON", argv=("generate", "--k", "[[1,", "--prompt", "x"), code=2),
     Case("cli-k-file-missing", "K file {d}/k.json not found", argv=("generate", "--k", "@{d}/k.json", "--prompt", "x"),
          code=2),
@@ -226,11 +234,11 @@ CASES = [
          argv=(*BENCH, "--out", "{d}/results_notrecord.jsonl"), code=2),
     Case("cli-bench-k-file-missing", "K file {d}/k.json not found",
          argv=(*BENCH, "--k", "@{d}/k.json", "--out", "{d}/out.jsonl"), code=2),
-    Case("cli-bench-lenience-without-csd", "--lenience is for csd, which --methods sd does not run",
+    Case("cli-bench-lenience-without-csd", "--lenience is for csd or csd-tree, which --methods sd does not run",
          argv=(*BENCH, "--methods", "sd", "--lenience", "2", "--out", "{d}/out.jsonl"), code=2),
-    Case("cli-bench-k-without-csd", "--k is for csd, which --methods ar,sd does not run",
+    Case("cli-bench-k-without-csd", "--k is for csd or csd-tree, which --methods ar,sd does not run",
          argv=(*BENCH, "--methods", "ar,sd", "--k", "[[3]]", "--out", "{d}/out.jsonl"), code=2),
-    Case("cli-bench-sd-k-without-sd", "--sd-k is for sd, which --methods csd does not run",
+    Case("cli-bench-sd-k-without-sd", "--sd-k is for sd or tree-sd, which --methods csd does not run",
          argv=(*BENCH, "--methods", "csd", "--sd-k", "3", "--out", "{d}/out.jsonl"), code=2),
     Case("cli-bench-costs-missing", "--costs {d}/nope.json: no such file",
          argv=(*BENCH, "--methods", "ar", "--costs", "{d}/nope.json", "--out", "{d}/out.jsonl",
@@ -245,6 +253,12 @@ CASES = [
          "family is 'tiny-llama' there, 'tiny-t5' now)",
          argv=(*BENCH, "--methods", "ar", "--costs", "none", "--out", "{d}/results_other_family.jsonl",
                "--summary-json", "{d}/s.json"), code=2, loads=True),
+    Case("cli-bench-beyond-the-positions", "example 0 (synthetic:test:seed0:0): the prompt (64 tokens) plus "
+         "max_new_tokens (100000) exceeds the model limit of 1024 tokens",
+         argv=("bench", "--family", "tiny-llama", "--n", "2", "--methods", "ar", "--costs", "none",
+               "--max-new-tokens", "100000", "--out", "{d}/out.jsonl"), code=2, loads=True),
+    Case("cli-bench-sd-k-without-sd-or-tree-sd", "--sd-k is for sd or tree-sd, which --methods csd-tree does not run",
+         argv=(*BENCH, "--methods", "csd-tree", "--sd-k", "3", "--out", "{d}/out.jsonl"), code=2),
     Case("cli-bench-device-bogus", "argument --device: 'bogus' is not a torch device",
          argv=(*BENCH, "--device", "bogus", "--out", "{d}/out.jsonl"), code=2),
     Case("cli-demo-n", "argument --n: 'x' is not an integer", argv=("demo", "--n", "x"), code=2),
@@ -326,6 +340,16 @@ def test_subprocess_missing_prompts_file(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines() == [f"error: prompts file {tmp_path / 'nope.jsonl'} not found; pass a JSONL "
                                              f'file where each line must be {{"prompt": "..."}}']
+
+
+def test_subprocess_prompt_bytes_not_utf8():
+    """A Latin-1 'é' typed in a terminal reaches Python as a lone surrogate: one line, before anything loads."""
+    r = subprocess.run([sys.executable, "-m", "csd_lib", "generate", "--family", "tiny-t5", "--prompt", b"caf\xe9"],
+                       capture_output=True, text=True, timeout=120, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "error: the prompt is not valid text: character 4 ('\\udce9') is byte 0xe9, which is not UTF-8 (text from a "
+        "terminal or file in another encoding, e.g. Latin-1); pass UTF-8 text"]
 
 
 def test_subprocess_debug_shows_the_traceback(tmp_path):

@@ -67,8 +67,8 @@ def test_bench_with_a_cost_file_from_another_machine_says_how_it_differs(tmp_pat
 
 @pytest.mark.parametrize("argv,message", [
     (["--clock", "cpu", "--threads", "2"], "--clock cpu needs --threads 1"),
-    (["--methods", "ar,sd", "--k", "[[1, 2], [0, 3]]"], "--k is for csd, which --methods ar,sd does not run"),
-    (["--methods", "ar,csd", "--sd-k", "3"], "--sd-k is for sd, which --methods ar,csd does not run"),
+    (["--methods", "ar,sd", "--k", "[[1, 2], [0, 3]]"], "--k is for csd or csd-tree, which --methods ar,sd does not run"),
+    (["--methods", "ar,csd", "--sd-k", "3"], "--sd-k is for sd or tree-sd, which --methods ar,csd does not run"),
     (["--lenience", "0.5"], r"lenience must be a finite number >= 1 .*got 0.5"),
     (["--k", "[[1, 2]"], "--k is not valid JSON"),
 ])
@@ -76,6 +76,16 @@ def test_bench_refuses_bad_combinations_before_loading(tmp_path, argv, message, 
     base = ["bench", "--family", "tiny-t5", "--n", "1", "--out", str(tmp_path / "out.jsonl")]
     with pytest.raises(ValueError, match=message):
         cmd_bench(args(*base, *argv))
+
+
+@pytest.mark.parametrize("argv", [["--methods", "csd-tree", "--k", "[[1, 2], [0, 3]]"],
+                                  ["--methods", "csd-tree", "--lenience", "2"],
+                                  ["--methods", "tree-sd", "--sd-k", "3"]])
+def test_bench_settings_reach_the_tree_methods_that_use_them(tmp_path, argv, no_loading):
+    """csd-tree runs csd's K and lenience, tree-sd SD's draft length: given without csd (sd), they are taken."""
+    with pytest.raises(AssertionError, match="a family was loaded"):  # past every argument check
+        cmd_bench(args("bench", "--family", "tiny-t5", "--n", "1", "--costs", "none", "--out",
+                       str(tmp_path / "out.jsonl"), *argv))
 
 
 def test_bench_refuses_an_unreadable_results_file(tmp_path, no_loading):

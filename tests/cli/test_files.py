@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import gzip
 import json
 import logging
 import os
@@ -24,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from csd_lib import config, generate, load_family, random_family
+from csd_lib.cli.args import read_k, read_prompts
 from csd_lib.cli.main import main
 from csd_lib.engine.plan import Plan
 from csd_lib.families.tasks import load_task
@@ -51,6 +53,8 @@ def make_folder(d: Path) -> None:
     (d / "adir").mkdir()
     (d / "llama.jsonl").write_bytes(LLAMA_RUN)
     (d / "torn.jsonl").write_bytes(b'{"example": 0, "method": "ar", "stats": {}}\n{oops\n{"example": 1}\n')
+    (d / "packed.jsonl.gz").write_bytes(gzip.compress(LLAMA_RUN, mtime=0))
+    os.link(d / "target.json", d / "hardlink.json")
     if IS_ROOT:
         os.mknod(d / "full", 0o600 | stat.S_IFCHR, os.makedev(1, 7))
 
@@ -110,7 +114,7 @@ CASES = [
          api=lambda d: _with_limit("lots", lambda: generate(_t5(), "w w", max_new_tokens=2))),
     Case("bench-out-dev-zero", "--out /dev/zero is a device, not a regular file", argv=(*BENCH, "--out", "/dev/zero"),
          sub=True),
-    Case("read-records-dev-zero", "/dev/zero is not a regular file", api=lambda d: R.read_records(Path("/dev/zero"))),
+    Case("read-records-dev-zero", "results file /dev/zero is a device, not a regular file", api=lambda d: R.read_records(Path("/dev/zero"))),
     Case("read-records-too-big", "is larger than 0 MiB, more than a results file holds",
          api=lambda d: _too_big(d)),
     # 6. late checks and unclear messages
@@ -137,6 +141,50 @@ CASES = [
          argv=(*PREDICT, "--acceptance", "target<-base=0.7,target<-base=0.2")),
     Case("bench-one-file-twice", "--out and --summary-json both name {d}/o.json",
          argv=(*BENCH, "--out", "{d}/o.json", "--summary-json", "{d}/o.json")),
+    # 7. an output that is one of the command's inputs, or named for another format; inputs that are no files
+    Case("predict-out-is-its-acceptance-file", "--out {d}/llama.jsonl is the --acceptance file this command reads",
+         argv=(*PREDICT, "--acceptance", "{d}/llama.jsonl", "--out", "{d}/llama.jsonl")),
+    Case("predict-out-is-its-costs-file", "--out {d}/target.json is the --costs file this command reads",
+         argv=(*PREDICT, "--acceptance", "0.7,0.6,0.3", "--costs", "{d}/target.json", "--out", "{d}/target.json")),
+    Case("predict-out-through-a-link-is-its-costs", "--out {d}/target.json is the --costs file this command reads",
+         argv=(*PREDICT, "--acceptance", "0.7,0.6,0.3", "--costs", "{d}/link.json", "--out", "{d}/target.json")),
+    Case("predict-out-a-hard-link-of-its-costs", "--out {d}/hardlink.json is the --costs file this command reads",
+         argv=(*PREDICT, "--acceptance", "0.7,0.6,0.3", "--costs", "{d}/target.json", "--out", "{d}/hardlink.json")),
+    Case("bench-summary-is-its-costs-file", "--summary-json {d}/target.json is the --costs file this command reads",
+         argv=(*BENCH, "--out", "{d}/o.jsonl", "--costs", "{d}/target.json", "--summary-json", "{d}/target.json")),
+    Case("bench-plot-is-its-costs-file", "--plot {d}/c.html is the --costs file this command reads",
+         argv=(*BENCH, "--out", "{d}/o.jsonl", "--costs", "{d}/c.html", "--plot", "{d}/c.html")),
+    Case("bench-out-is-its-costs-file", "--out {d}/target.json is the --costs file this command reads",
+         argv=(*BENCH, "--out", "{d}/target.json", "--costs", "{d}/target.json")),
+    Case("bench-out-is-its-k-file", "--out {d}/target.json is the --k file this command reads",
+         argv=(*BENCH, "--methods", "csd", "--k", "@{d}/target.json", "--out", "{d}/target.json")),
+    Case("bench-out-new-gz", "--out {d}/new.jsonl.gz: a .gz name says gzip-packed, but --out writes plain JSON "
+         "lines; give --out {d}/new.jsonl", argv=(*BENCH, "--out", "{d}/new.jsonl.gz")),
+    Case("bench-out-a-packed-run", "--out {d}/packed.jsonl.gz: a .gz name says gzip-packed, but --out writes plain "
+         "JSON lines; give --out {d}/packed.jsonl (a packed run resumes so", argv=(*BENCH, "--out", "{d}/packed.jsonl.gz")),
+    Case("bench-plot-png", "--plot {d}/p.png: the name says an image, but --plot writes HTML; give a name ending in "
+         ".html or .htm", argv=(*BENCH, "--out", "{d}/o.jsonl", "--plot", "{d}/p.png")),
+    Case("costs-out-gz", "--out {d}/c.json.gz: a .gz name says gzip-packed, but --out writes plain JSON",
+         argv=("costs", "--family", "tiny-t5", "--out", "{d}/c.json.gz")),
+    Case("prompts-file-fifo", "--prompts-file {d}/fifo is a FIFO (named pipe), not a regular file",
+         argv=("generate", "--family", "tiny-t5", "--prompts-file", "{d}/fifo"), sub=True),
+    Case("prompts-file-dev-zero", "--prompts-file /dev/zero is a device, not a regular file",
+         argv=("generate", "--family", "tiny-t5", "--prompts-file", "/dev/zero"), sub=True),
+    Case("k-file-dev-zero", "--k /dev/zero is a device, not a regular file",
+         argv=("generate", "--family", "tiny-t5", "--k", "@/dev/zero", "--prompt", "w"), sub=True),
+    Case("read-prompts-fifo", "prompts file {d}/fifo is a FIFO (named pipe), not a regular file",
+         api=lambda d: read_prompts(str(d / "fifo"))),
+    Case("read-k-dev-zero", "K file /dev/zero is a device, not a regular file", api=lambda d: read_k("@/dev/zero")),
+    Case("read-records-fifo", "results file {d}/fifo is a FIFO (named pipe), not a regular file",
+         api=lambda d: R.read_records(d / "fifo")),
+    Case("bench-costs-fifo", "--costs {d}/fifo is a FIFO (named pipe), not a regular file",
+         argv=(*BENCH, "--out", "{d}/o.jsonl", "--costs", "{d}/fifo"), sub=True),
+    Case("predict-costs-dev-zero", "--costs /dev/zero is a device, not a regular file",
+         argv=(*PREDICT, "--acceptance", "0.7,0.6,0.3", "--costs", "/dev/zero"), sub=True),
+    Case("predict-acceptance-fifo", "--acceptance {d}/fifo is a FIFO (named pipe), not a regular file",
+         argv=(*PREDICT, "--acceptance", "{d}/fifo"), sub=True),
+    Case("prompts-file-too-big", "prompts file {d}/big.jsonl is larger than 0 MiB, more than a prompts file holds",
+         api=lambda d: _big_prompts(d), changed={"big.jsonl": b'{"prompt": "w"}\n'}),
     Case("random-family-vocab-2", "vocab_size must be an integer >= 4", api=lambda d: random_family("t5", vocab_size=2)),
 ]
 
@@ -192,6 +240,17 @@ def _too_big(d: Path) -> None:
         R.read_records(d / "llama.jsonl")
     finally:
         R.MAX_RESULTS_BYTES = old
+
+
+def _big_prompts(d: Path) -> None:
+    from csd_lib.cli import args
+    (d / "big.jsonl").write_bytes(b'{"prompt": "w"}\n')
+    old = args.MAX_PROMPTS_BYTES
+    args.MAX_PROMPTS_BYTES = 10
+    try:
+        args.read_prompts(str(d / "big.jsonl"))
+    finally:
+        args.MAX_PROMPTS_BYTES = old
 
 
 def _failed_rename(d: Path) -> None:
@@ -340,6 +399,30 @@ def test_ctrl_c_one_line_exit_130_file_intact_and_resumable(tmp_path):
                            timeout=300)
     assert again.returncode == 0, again.stderr
     assert out.read_bytes().startswith(data) and f"bench: {len(kept)} results kept from {out}" in again.stderr
+
+
+def _maps(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/maps").read_text()
+    except OSError:  # the process has ended
+        return ""
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc to see torch being imported")
+def test_ctrl_c_while_torch_imports_is_one_line():
+    """A real SIGINT sent as soon as torch's library is mapped, in the middle of ``import torch``."""
+    p = subprocess.Popen([sys.executable, "-m", "csd_lib", "generate", "--family", "tiny-t5", "--prompt", "w"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=ENV,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        _wait(lambda: p.poll() is not None or "libtorch" in _maps(p.pid), timeout=60)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert p.returncode == 130 and out == "", err
+    assert "Traceback" not in err and [line for line in err.splitlines() if line] == [
+        "interrupted; nothing was written"], err
 
 
 def test_warnings_are_note_lines(monkeypatch, capsys):

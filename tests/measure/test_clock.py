@@ -83,7 +83,7 @@ def run_cli(argv) -> int:
     (["--clock", "cpu"], "error: --clock cpu needs --threads 1"),
     (["--clock", "cpu", "--threads", "2"], "error: --clock cpu needs --threads 1"),
     (["--clock", "cpu", "--threads", "1", "--methods", "ar,sd", "--mag-lenience", "lenient"],
-     "error: --mag-lenience is for csd, which --methods ar,sd does not run"),
+     "error: --mag-lenience is for csd or csd-tree, which --methods ar,sd does not run"),
     (["--clock", "sundial"], "argument --clock: invalid choice: 'sundial'"),
 ])
 def test_cli_refuses_before_anything_loads(tmp_path, capsys, monkeypatch, argv, msg):

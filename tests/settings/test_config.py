@@ -91,3 +91,17 @@ def test_host_memory_is_plausible():
     total, free = host_memory()
     assert total is not None and total > 2**27  # more than 128 MiB
     assert free is None or 0 < free <= total
+
+
+def test_colour_only_on_a_terminal_without_no_color(monkeypatch):
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    monkeypatch.setattr(config, "NO_COLOR", False)
+    assert config.color_for(Terminal()) and not config.color_for(io.StringIO()) and not config.color_for(object())
+    monkeypatch.setattr(config, "NO_COLOR", True)
+    assert not config.color_for(Terminal())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert runpy.run_path(config.__file__)["NO_COLOR"] is True
