@@ -8,5 +8,6 @@ simulator (:func:`~csd_lib.price.ewif.predict_speedup`); :mod:`~csd_lib.price.pr
 plan (:func:`~csd_lib.price.pricing.price_plan`) and of a method's generation before it runs;
 :mod:`~csd_lib.price.predict` holds the entry points (``predict_from_runs``, ``predict_for_device``, the CLI's
 ``predict``, and ``predict_for_tuner``); :mod:`~csd_lib.price.tune` chooses K, lenience and tree budgets by
-predicting, then measuring the best few. Each module imports only those listed before it.
+predicting, then measuring the best few. The imports run one way: costmodel, ewif, pricing, costs, predict,
+tune (each imports only those before it in that order; costs prices its probe with pricing).
 """
