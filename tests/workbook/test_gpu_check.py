@@ -179,9 +179,11 @@ def _fake_transformers(folder: Path, version: str) -> Path:
 
 def test_the_tested_range_is_pyprojects_and_the_installed_transformers_is_in_it():
     import tomllib
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    spec = gpu_check.tested_transformers()
-    assert any(d.replace(" ", "") == "transformers" + spec.replace(" ", "") for d in deps)
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+    deps = [Requirement(d) for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]]
+    spec = SpecifierSet(gpu_check.tested_transformers())
+    assert [d.specifier for d in deps if d.name == "transformers"] == [spec] and "5.17.0" in spec
     assert gpu_check.version_gate() is None and gpu_check.transformers_here()[0] == _pinned("transformers")
     assert "outside the tested range" in gpu_check.version_gate("4.0.0")
 
