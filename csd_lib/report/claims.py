@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import config
+from ..fileio import read_jsonl
 from .intervals import BROKEN, FEW, HIGHER, HOLDS, LOWER, SAME, UNDEFINED, UNSETTLED, Difference
 
 NOT_CHECKED = "not checked: random weights"  # a claim about trained models, on a family with random weights
@@ -159,18 +160,12 @@ def record(claim_id: str, value, notebook: str, family_name: str | None = None, 
 
 
 def read_ledger(path) -> list[dict]:
-    """Every row of a ledger file, in order (blank lines skipped)."""
+    """Every row of a ledger file, in order (blank lines skipped), read by :func:`csd_lib.fileio.read_jsonl`."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise ValueError(f"no claims ledger at {p}; run the notebooks with CSD_CLAIMS_LEDGER={p}")
     rows = []
-    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{p}:{i} is not a JSON line ({e}); the ledger holds one claim per line") from None
+    for i, row in read_jsonl(p, "claims ledger", "the ledger holds one claim per line", item="a JSON line"):
         if not isinstance(row, dict) or any(f not in row for f in LEDGER_FIELDS):
             raise ValueError(f"{p}:{i} is not a claim row: it needs the fields {', '.join(LEDGER_FIELDS)}")
         rows.append(row)

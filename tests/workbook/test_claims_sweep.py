@@ -122,7 +122,10 @@ def test_the_table_says_what_is_wrong_with_a_bad_ledger(tmp_path):
     r = table(empty)
     assert r.returncode == 0 and "no claims recorded" in r.stdout
     broken = tmp_path / "broken.jsonl"
-    broken.write_text('{"notebook": "x"}\nnot json\n')
+    broken.write_text('{"notebook": "x"}\n')
     r = table(broken)
     assert r.returncode == 2 and r.stderr.startswith("error: ") and "broken.jsonl:1 is not a claim row" in r.stderr
+    broken.write_text('{"notebook": "x"}\nnot json\n')
+    r = table(broken)
+    assert r.returncode == 2 and "broken.jsonl:2 is not a JSON line" in r.stderr and len(r.stderr.splitlines()) == 1
     assert table(tmp_path / "missing.jsonl").returncode == 2
