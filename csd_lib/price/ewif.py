@@ -70,7 +70,7 @@ def phi(alpha: float, k: int, x):
     return out if out.ndim else float(out)
 
 
-def phi_poly(alpha: float, k: int, x):
+def _phi_poly(alpha: float, k: int, x):
     """phi_{alpha,k}(x) evaluated from its coefficients (checks the closed form)."""
     return np.polynomial.polynomial.polyval(x, phi_coeffs(alpha, k))
 

@@ -2,8 +2,8 @@
 
 A :class:`Difference` is ``a - b`` over the same prompts with its interval: of a mean or a median of
 paired per-prompt values (:func:`paired_difference`), of two pooled rates with the prompts as clusters
-(:func:`rate_difference`), and a count's own interval (:func:`count_interval`). An undefined rate stays
-NaN. The appendix notebook (notebooks/09_appendix_how_the_numbers_are_computed.ipynb) shows each method.
+(:func:`rate_difference`), and a count's own interval (``_count_interval``, held to its coverage by the
+tests). An undefined rate stays NaN. The appendix notebook (notebooks/09_appendix_how_the_numbers_are_computed.ipynb) shows each method.
 No model, no I/O.
 """
 from __future__ import annotations
@@ -346,7 +346,7 @@ def rate(hits: int, total: int) -> float:
     return hits / total if total else math.nan
 
 
-def count_interval(hits: int, total: int, level: float = 0.95) -> tuple[float, float]:
+def _count_interval(hits: int, total: int, level: float = 0.95) -> tuple[float, float]:
     """Clopper-Pearson interval of a count out of ``total``: coverage at least ``level`` for every rate
     (NaN, NaN when ``total`` is 0)."""
     if isinstance(hits, bool) or isinstance(total, bool) or int(hits) != hits or int(total) != total:

@@ -64,7 +64,7 @@ def test_readme_side_by_side_table_matches_the_presets():
 # -- directions only beyond the noise (constructed data) -------------------------------------
 
 from csd_lib.report.claims import expect
-from csd_lib.report.intervals import count_interval, min_prompts, paired_difference, rate, rate_difference, t_quantile
+from csd_lib.report.intervals import _count_interval, min_prompts, paired_difference, rate, rate_difference, t_quantile
 
 
 def test_a_difference_inside_the_noise_is_never_called_a_direction():
@@ -96,7 +96,7 @@ def test_nan_stays_nan():
     assert math.isnan(d.estimate) and not d.defined and d.word() == "undefined" and d.sign == 0
     assert "undefined" in d.says()
     assert math.isnan(rate(0, 0)) and rate(1, 4) == 0.25
-    assert all(math.isnan(x) for x in count_interval(0, 0))
+    assert all(math.isnan(x) for x in _count_interval(0, 0))
     r = rate_difference([0, 0, 0], [0, 0, 0], [1, 2, 3], [4, 4, 4])   # a pair never reached
     assert math.isnan(r.estimate) and r.word() == "undefined"
     # a NaN prompt is left out, not counted as 0
@@ -186,14 +186,14 @@ def test_verdicts_claims_and_the_assert_helper():
 
 
 def test_count_interval_covers_the_rate():
-    lo, hi = count_interval(117, 272)
+    lo, hi = _count_interval(117, 272)
     assert lo < 117 / 272 < hi and 0.3 < lo and hi < 0.5
-    assert count_interval(0, 10)[0] == 0.0 and abs(count_interval(10, 10)[1] - 1.0) < 1e-12
+    assert _count_interval(0, 10)[0] == 0.0 and abs(_count_interval(10, 10)[1] - 1.0) < 1e-12
     # Clopper-Pearson's closed forms at the edges: 0 of n has upper bound 1 - (alpha/2) ** (1/n)
-    assert abs(count_interval(0, 10)[1] - (1 - 0.025 ** 0.1)) < 1e-9
-    assert abs(count_interval(10, 10)[0] - 0.025 ** 0.1) < 1e-9
+    assert abs(_count_interval(0, 10)[1] - (1 - 0.025 ** 0.1)) < 1e-9
+    assert abs(_count_interval(10, 10)[0] - 0.025 ** 0.1) < 1e-9
     with pytest.raises(ValueError, match="hits <= total"):
-        count_interval(5, 4)
+        _count_interval(5, 4)
 
 
 def test_paired_difference_rejects_unpaired_input():

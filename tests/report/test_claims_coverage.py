@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from csd_lib.report.intervals import MIN_PROMPTS, count_interval, min_prompts, paired_difference, rate_difference
+from csd_lib.report.intervals import MIN_PROMPTS, _count_interval, min_prompts, paired_difference, rate_difference
 
 LEVEL, FLOOR = 0.95, 0.93          # nominal level, and the least coverage a cell may show
 SMALL_N, SPOT_N = range(3, 13), (20, 50)
@@ -166,7 +166,7 @@ def test_below_three_prompts_every_result_says_too_few(n):
 def test_count_interval_covers_every_rate():
     """Clopper-Pearson: exact coverage (summed over the binomial) at least the level, at every rate of a grid."""
     for total in (1, 5, 12, 40):
-        bounds = [count_interval(h, total, LEVEL) for h in range(total + 1)]
+        bounds = [_count_interval(h, total, LEVEL) for h in range(total + 1)]
         h = np.arange(total + 1)
         logc = np.array([math.lgamma(total + 1) - math.lgamma(i + 1) - math.lgamma(total - i + 1) for i in h])
         for p in np.linspace(0.001, 0.999, 300):
