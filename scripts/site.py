@@ -192,6 +192,7 @@ def build(out: Path, nbs: list[Path], reuse: Path | None, jobs: int, timeout: in
         for meta in metas:
             header, footer = site_pages.chrome(meta["page"], meta, metas)
             page, figures[meta["page"]] = render_notebook(runs[meta["name"]][0], header, footer)
+            page = site_pages.notebook_links(page, {m["name"]: m["page"] for m in metas})
             (out / meta["page"]).write_text(page, encoding="utf-8")
             log(f"wrote {meta['page']} (figures: {figures[meta['page']]})")
         data_bytes = site_pages.write_explorer(out, metas, grid)

@@ -182,6 +182,16 @@ def write_static_pages(out: Path, metas: list[dict], executed: dict[str, Path]) 
 
 # -- the explorer --------------------------------------------------------------------------
 
+def notebook_links(body: str, built: dict[str, str]) -> str:
+    """Links between notebooks (``href="09_x.ipynb#part"``) point at their pages (``built``: notebook file ->
+    page); a notebook left out of this build links to its source."""
+    def to(m) -> str:
+        name, part = m.group(1), m.group(2) or ""
+        target = built.get(name) or launch_links(f"notebooks/{name}")["Source"]
+        return f'href="{target}{part}"'
+    return re.sub(r'href="(\d\d_\w+\.ipynb)(#[^"]*)?"', to, body)
+
+
 def write_explorer(out: Path, metas: list[dict], grid: str) -> int:
     """Record the grid (csd_lib.teach.explorer_data), write it as assets/explorer-data.js and the page;
     the data's size in bytes."""

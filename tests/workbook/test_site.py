@@ -65,6 +65,16 @@ def test_launch_links_point_at_the_repository():
     assert links["Launch Binder"].startswith("https://mybinder.org/v2/gh/")
 
 
+def test_links_between_notebooks_point_at_their_pages():
+    """A notebook's link to another (the appendix) opens that notebook's page, its anchor kept; one left out of
+    a partial build opens its source."""
+    body = '<a href="09_appendix_x.ipynb#part">a</a> <a href="01_a.ipynb">b</a> <a href="https://x/02_b.ipynb">c</a>'
+    out = site_pages.notebook_links(body, {"09_appendix_x.ipynb": "09_appendix_x.html"})
+    assert '<a href="09_appendix_x.html#part">a</a>' in out
+    assert f'<a href="{site_pages.launch_links("notebooks/01_a.ipynb")["Source"]}">b</a>' in out
+    assert '<a href="https://x/02_b.ipynb">c</a>' in out
+
+
 @pytest.mark.slow
 def test_site_builds_and_every_page_works_offline(tmp_path):
     """Full tier: `bash scripts/site.sh OUT` (every notebook executed once, the explorer's whole grid), then every
