@@ -48,7 +48,7 @@ from ..engine.methods import get
 from ..engine.plan import MAG, METHODS
 from ..families.family import PROBE_BLOCK, probe_calls, probe_cpu
 from ..families.tasks import load_task
-from ..fileio import write_atomic
+from ..fileio import read_text, write_atomic
 from ..logs import seconds_bar
 from ..measure.machine import (Match, device_name, environment, fingerprint, machine_key, match_fingerprints,
                                run_fingerprint)
@@ -333,29 +333,30 @@ def load_costs(family_name: str, device: str | None = None, path: Path | None = 
     path = Path(path) if path else cost_path(family_name, device)
     if not path.exists():
         return None
-    cm = CostModel.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    fix = f"re-measure it with `python -m csd_lib costs --family {family_name}`"
+    cm = _cost_model(read_text(path, "stored cost model", fix), f"the stored cost model {path}", fix)
     problem = cost_problem(cm, family_name)
     if problem:
-        raise ValueError(f"the stored cost model {path} cannot be used: {problem}; re-measure it with "
-                         f"`python -m csd_lib costs --family {family_name}`")
+        raise ValueError(f"the stored cost model {path} cannot be used: {problem}; {fix}")
     return cm
+
+
+def _cost_model(text: str, named: str, fix: str) -> CostModel:
+    """The CostModel in JSON ``text`` (of the file ``named``); one that is not: ValueError naming it and ``fix``."""
+    try:
+        return CostModel.from_dict(json.loads(text))
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ValueError(f"{named} is not a cost model ({type(e).__name__}: {e}); {fix}") from None
 
 
 def read_cost_file(path, family: str | None = None, models=()) -> CostModel:
     """The CostModel in a JSON file written by ``python -m csd_lib costs --out``, checked to price ``family``'s
     ``models`` (:func:`csd_lib.price.costmodel.cost_problem`); missing, malformed or unfit: ValueError."""
     fix = f"write one with `python -m csd_lib costs --family {family or 'FAMILY'} --out {path}`"
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ValueError(f"--costs {path}: no such file; {fix}, or pass --costs none") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
-        raise ValueError(f"--costs {path} cannot be read ({type(e).__name__}); {fix}, or pass --costs none") from None
-    try:
-        cm = CostModel.from_dict(json.loads(text))
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise ValueError(f"--costs {path} is not a cost model ({type(e).__name__}: {e}); {fix}, or pass --costs "
-                         f"none") from None
+    if not Path(path).exists():
+        raise ValueError(f"--costs {path}: no such file; {fix}, or pass --costs none")
+    text = read_text(path, "--costs file", f"{fix}, or pass --costs none")  # regular, bounded, UTF-8 by line
+    cm = _cost_model(text, f"--costs {path}", f"{fix}, or pass --costs none")
     problem = cost_problem(cm, family, models)
     if problem:
         raise ValueError(f"--costs {path} cannot price {family or 'this family'}: {problem}; {fix}")

@@ -5,6 +5,7 @@ end with exit status 2 and exactly one stderr line ``error: ...`` naming the fil
 any model loads, leaving its files unchanged and creating none.
 """
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,56 @@ def test_an_error_while_pricing_is_printed_after_the_progress_bar(monkeypatch, c
     err = capsys.readouterr().err
     assert code == 2 and "predict: pricing plans" in err          # the bar was drawn, then the error
     assert err.endswith("\nerror: boom while pricing\n")           # on a line of its own, not inside the bar's
+
+
+def _unreadable(tmp_path, kind: str) -> Path:
+    """A cost file path that is ``kind``: a directory, a FIFO, or a file with a byte that is not UTF-8 on line 3."""
+    path = tmp_path / f"costs-{kind}.json"
+    if kind == "dir":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        lines = T5_COSTS.read_bytes().split(b"\n")
+        lines[2] += b" \xe9"  # Latin-1's e-acute
+        path.write_bytes(b"\n".join(lines))
+    return path
+
+
+BAD_FILES = [  # kind, what the one line says ({p}: the path)
+    ("dir", "{p} is a directory, not a file; "),
+    ("fifo", "{p} is a FIFO (named pipe), not a regular file; "),
+    ("latin1", "{p}:3 is not UTF-8 text (byte 0xe9); save the "),
+]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+@pytest.mark.parametrize("kind,says", BAD_FILES, ids=[b[0] for b in BAD_FILES])
+def test_a_cost_file_that_cannot_be_read_is_one_clear_line(tmp_path, kind, says):
+    """Cost files are read by the one input reader (csd_lib.fileio): a directory or a FIFO is refused without
+    opening it (a FIFO would block), a byte that is not UTF-8 is named with its line; through the API and the CLI."""
+    path = _unreadable(tmp_path, kind)
+    with pytest.raises(ValueError) as e:
+        read_cost_file(path, "tiny-t5", ["target", "base", "small"])
+    assert says.format(p=path) in str(e.value) and "\n" not in str(e.value)
+    assert "--costs none" in str(e.value) or kind == "latin1"
+    with pytest.raises(ValueError) as e:
+        load_costs("tiny-t5", path=path)
+    assert says.format(p=path) in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_stored_cost_file_that_is_not_json_names_itself(tmp_path):
+    path = tmp_path / "costs-tiny-t5-cpu.json"
+    path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"the stored cost model {path} is not a cost model .*; re-measure it"):
+        load_costs("tiny-t5", path=path)
+
+
+def test_a_non_utf8_cost_file_on_the_command_line_is_one_line(tmp_path, capsys):
+    path = _unreadable(tmp_path, "latin1")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    code = main([*PREDICT, "--costs", str(path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0] == f"error: {path}:3 is not UTF-8 text (byte 0xe9); save the " \
+                                                     f"--costs file as UTF-8", err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
