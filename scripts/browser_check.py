@@ -19,7 +19,9 @@
    README pictures.
 3. Stops the server by its PID (its process group) in a ``finally`` block.
 4. Figures in greyscale: executes every notebook (``notebooks/*.ipynb``, default family) to
-   HTML once (notebook 00 reuses step 1's export), opens each page in Chromium, and screenshots
+   HTML once (notebook 00 reuses step 1's export; ``--executed DIR`` renders the notebooks that
+   ``scripts/site.py --keep DIR`` executed instead, without running them again: their plotly outputs
+   drawn as the site draws them, plotly.js inlined), opens each page in Chromium, and screenshots
    every plotly figure (``.js-plotly-plot``) through CSS ``grayscale(1)`` as ``NN_figK_grey.png``.
    Measured per figure: for every pair of legend swatches (the symbol drawn beside each legend
    entry), >= 15 % of the pixels inked in either must differ by > 40 grey levels, i.e. no two
@@ -27,7 +29,7 @@
    plot must draw at least 2 grey levels besides the white background (not one flat shade).
 
 Usage: ``.venv/bin/python scripts/browser_check.py [--chromium /usr/bin/chromium] [--keep DIR]
-[--shots DIR] [--skip-lab] [--skip-figures | --figures-only] [--figures-of 00,03]``
+[--shots DIR] [--skip-lab] [--skip-figures | --figures-only] [--figures-of 00,03] [--executed DIR]``
 Exit status 0 when every check passed, 1 when one failed, 2 when Chromium is missing.
 """
 from __future__ import annotations
@@ -559,6 +561,41 @@ def export_notebook(notebook: Path, out: Path, timeout: int) -> Path:
     return page
 
 
+def site_builder():
+    """scripts/site.py as a module (its name would shadow the standard library's ``site`` on sys.path)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("csd_site", ROOT / "scripts" / "site.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def render_executed(notebook: Path, executed: Path, out: Path) -> Path:
+    """Render the executed copy of ``notebook`` in ``executed`` (``scripts/site.py --keep``) to HTML in ``out``
+    without running it: plotly outputs drawn by plotly.js inlined in the page (site.site_cells); the page's path.
+    A missing copy, or one whose code differs from the notebook's, raises CheckFailed (never a stale figure)."""
+    import nbformat
+    import plotly
+    from nbconvert import HTMLExporter
+    path = executed / notebook.name
+    if not path.is_file():
+        raise CheckFailed(f"--executed {executed} holds no {notebook.name}")
+    nb = nbformat.read(str(path), as_version=4)
+    code = [c.source for c in nbformat.read(str(notebook), as_version=4).cells if c.cell_type == "code"]
+    if [c.source for c in nb.cells if c.cell_type == "code"] != code:
+        raise CheckFailed(f"{path}: its code differs from {notebook} (executed from another version)")
+    site_builder().site_cells(nb)
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    plotly_js = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text(encoding="utf-8")
+    if "<head>" not in body:
+        raise CheckFailed(f"nbconvert's page for {notebook.name} has no <head> to put plotly.js in")
+    out.mkdir(parents=True, exist_ok=True)
+    page = out / (notebook.stem + ".html")
+    page.write_text(body.replace("<head>", f"<head>\n<script>{plotly_js}</script>", 1), encoding="utf-8")
+    print(f"  {notebook.name} rendered from {path} (not executed again)")
+    return page
+
+
 # per legend entry: the box of the symbol plotly draws left of its name (40 px: bar swatch, line,
 # marker), relative to the figure; every entry of a legend gets the same box size, so swatches align
 _LEGEND_BOXES_JS = """e => { const r0 = e.getBoundingClientRect();
@@ -621,8 +658,9 @@ def greyscale_figures(page, shots: Path, prefix: str, min_distance: float = 0.15
 
 
 def figures_check(tmp: Path, chromium: str, timeout: int, notebooks: list[Path], shots: Path,
-                  exported: dict[str, Path]) -> None:
-    """Step 4: every notebook's figures screenshot in greyscale, legend entries told apart."""
+                  exported: dict[str, Path], executed: Path | None = None) -> None:
+    """Step 4: every notebook's figures screenshot in greyscale, legend entries told apart. Each page is step 1's
+    export, else rendered from ``executed`` (scripts/site.py --keep) when given, else executed here."""
     from playwright.sync_api import sync_playwright
     print(f"[4] figures of {len(notebooks)} notebooks in greyscale")
     shots.mkdir(parents=True, exist_ok=True)
@@ -633,9 +671,14 @@ def figures_check(tmp: Path, chromium: str, timeout: int, notebooks: list[Path],
         try:
             for nb in notebooks:
                 try:
-                    page_path = exported.get(nb.name) or export_notebook(nb, tmp / "export", timeout)
+                    page_path = exported.get(nb.name) or (
+                        render_executed(nb, executed, tmp / "export") if executed is not None
+                        else export_notebook(nb, tmp / "export", timeout))
                 except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:  # check the others
                     problems.append(f"{nb.name} did not execute: {str(e)[:200]}")
+                    continue
+                except CheckFailed as e:
+                    problems.append(str(e))
                     continue
                 if "Plotly.newPlot" not in page_path.read_text(encoding="utf-8", errors="replace"):
                     print(f"  ok: {nb.name[:2]}: its outputs hold no plotly figure (nothing to read in greyscale)")
@@ -665,6 +708,9 @@ def main() -> int:
     ap.add_argument("--skip-figures", action="store_true", help="skip step 4 (every notebook's figures)")
     ap.add_argument("--figures-only", action="store_true", help="only step 4 (every notebook's figures)")
     ap.add_argument("--figures-of", default="", help="step 4 on these notebooks only, by number: e.g. 00,03")
+    ap.add_argument("--executed", default=None, type=Path,
+                    help="step 4 renders the notebooks executed into this folder (scripts/site.py --keep DIR) "
+                         "instead of executing them again")
     ap.add_argument("--notebook", default=str(NOTEBOOK), help="the notebook to check (default: 00_start_here)")
     ap.add_argument("--family", default="tiny-t5", help="the family whose Algorithm-1 picture is drawn")
     ap.add_argument("--shots", default=None,
@@ -680,6 +726,10 @@ def main() -> int:
     except ImportError:
         print("browser check: Playwright for Python is missing; `pip install playwright` "
               "(never `playwright install`: the check uses Debian's Chromium)")
+        return 2
+    if args.executed is not None and not args.executed.is_dir():
+        print(f"browser check: --executed {args.executed} is not a folder of executed notebooks "
+              f"(scripts/site.py OUT --keep DIR writes one)")
         return 2
     tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="csd-browser-"))
     tmp.mkdir(parents=True, exist_ok=True)
@@ -697,7 +747,7 @@ def main() -> int:
         if not args.skip_figures:
             wanted = [n.strip() for n in args.figures_of.split(",") if n.strip()]
             nbs = [nb for nb in sorted((ROOT / "notebooks").glob("*.ipynb")) if not wanted or nb.name[:2] in wanted]
-            figures_check(tmp, args.chromium, args.timeout, nbs, DOCS, exported)
+            figures_check(tmp, args.chromium, args.timeout, nbs, DOCS, exported, args.executed)
     except (CheckFailed, PlaywrightError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
         detail = getattr(e, "stderr", None)
         print(f"browser check FAILED: {e}")
