@@ -2,6 +2,7 @@
 (full tier) the whole site built and opened in headless Chromium with the network off."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from csd_lib.price.ewif import ewif_sd, ewif_vc, expected_tokens_sd, phi
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
+import browser_check  # noqa: E402
 import site_pages  # noqa: E402
 import slides  # noqa: E402
 
@@ -74,6 +76,28 @@ def test_links_between_notebooks_point_at_their_pages():
     assert '<a href="09_appendix_x.html#part">a</a>' in out
     assert f'<a href="{site_pages.launch_links("notebooks/01_a.ipynb")["Source"]}">b</a>' in out
     assert '<a href="https://x/02_b.ipynb">c</a>' in out
+
+
+def test_browser_check_renders_executed_notebooks_and_refuses_a_stale_copy(tmp_path):
+    """browser_check --executed: a notebook the site build executed is rendered without running it, its plotly
+    output drawn by plotly.js inlined in the page; a copy whose code differs, or none, is a CheckFailed."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+    fig = {"data": [{"type": "bar", "y": [1, 2]}], "layout": {"title": {"text": "two bars"}}}
+    ran = new_notebook(cells=[new_code_cell("fig.show()", outputs=[
+        new_output("display_data", data={"application/vnd.plotly.v1+json": fig, "text/plain": "Figure"})])])
+    source, executed = tmp_path / "src" / "01_x.ipynb", tmp_path / "executed" / "01_x.ipynb"
+    for path, nb in ((source, new_notebook(cells=[new_code_cell("fig.show()")])), (executed, ran)):
+        path.parent.mkdir()
+        nbformat.write(nb, str(path))
+    text = browser_check.render_executed(source, executed.parent, tmp_path / "out").read_text(encoding="utf-8")
+    assert re.search(r"plotly\.js v\d", text) and "Plotly.newPlot" in text and "two bars" in text
+    ran.cells[0].source = "fig.show()  # edited after the build"
+    nbformat.write(ran, str(executed))
+    with pytest.raises(browser_check.CheckFailed, match="its code differs"):
+        browser_check.render_executed(source, executed.parent, tmp_path / "out")
+    with pytest.raises(browser_check.CheckFailed, match="holds no 01_x.ipynb"):
+        browser_check.render_executed(source, tmp_path / "src" / "none", tmp_path / "out")
 
 
 BUILT_SITE = "CSD_BUILT_SITE"  # scripts/test.sh --full builds the site once, names it here, and checks it below
