@@ -103,6 +103,15 @@ def test_browser_check_renders_executed_notebooks_and_refuses_a_stale_copy(tmp_p
 BUILT_SITE = "CSD_BUILT_SITE"  # scripts/test.sh --full builds the site once, names it here, and checks it below
 
 
+def test_the_full_tier_builds_the_site_once_for_both_checks():
+    """scripts/test.sh --full: one site build keeps its executed notebooks; the site test reads the site from
+    CSD_BUILT_SITE and the browser check's figures read the executed notebooks (no second execution)."""
+    text = (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
+    assert text.count("python scripts/site.py") == 1 and '--keep "$BUILT/executed"' in text
+    assert f'export {BUILT_SITE}="$BUILT/site"' in text
+    assert 'browser_check.py --executed "$BUILT/executed"' in text
+
+
 @pytest.mark.slow
 def test_site_builds_and_every_page_works_offline(tmp_path):
     """Full tier: `bash scripts/site.sh OUT` (every notebook executed once, the explorer's whole grid), then every
