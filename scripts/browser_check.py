@@ -584,14 +584,16 @@ def render_executed(notebook: Path, executed: Path, out: Path) -> Path:
     code = [c.source for c in nbformat.read(str(notebook), as_version=4).cells if c.cell_type == "code"]
     if [c.source for c in nb.cells if c.cell_type == "code"] != code:
         raise CheckFailed(f"{path}: its code differs from {notebook} (executed from another version)")
-    site_builder().site_cells(nb)
+    n_fig = site_builder().site_cells(nb)
     body, _ = HTMLExporter().from_notebook_node(nb)
-    plotly_js = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text(encoding="utf-8")
-    if "<head>" not in body:
-        raise CheckFailed(f"nbconvert's page for {notebook.name} has no <head> to put plotly.js in")
+    if n_fig:  # as plotly's notebook renderer: plotly.js only in a page that draws a figure
+        plotly_js = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text(encoding="utf-8")
+        if "<head>" not in body:
+            raise CheckFailed(f"nbconvert's page for {notebook.name} has no <head> to put plotly.js in")
+        body = body.replace("<head>", f"<head>\n<script>{plotly_js}</script>", 1)
     out.mkdir(parents=True, exist_ok=True)
     page = out / (notebook.stem + ".html")
-    page.write_text(body.replace("<head>", f"<head>\n<script>{plotly_js}</script>", 1), encoding="utf-8")
+    page.write_text(body, encoding="utf-8")
     print(f"  {notebook.name} rendered from {path} (not executed again)")
     return page
 

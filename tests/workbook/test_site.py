@@ -96,6 +96,11 @@ def test_browser_check_renders_executed_notebooks_and_refuses_a_stale_copy(tmp_p
     nbformat.write(ran, str(executed))
     with pytest.raises(browser_check.CheckFailed, match="its code differs"):
         browser_check.render_executed(source, executed.parent, tmp_path / "out")
+    figureless = new_notebook(cells=[new_code_cell("print(1)", outputs=[new_output("stream", text="1\n")])])
+    for path in (source, executed):
+        nbformat.write(figureless, str(path))
+    text = browser_check.render_executed(source, executed.parent, tmp_path / "out").read_text(encoding="utf-8")
+    assert "Plotly.newPlot" not in text and "plotly.js v" not in text  # step 4 reads it as a page without figures
     with pytest.raises(browser_check.CheckFailed, match="holds no 01_x.ipynb"):
         browser_check.render_executed(source, tmp_path / "src" / "none", tmp_path / "out")
 
