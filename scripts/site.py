@@ -11,8 +11,9 @@ file system): ``index.html`` (the path through the workbook), one page per noteb
 instructor guide's 50-minute class as a reveal.js deck with speaker notes), ``instructor.html`` and
 ``figures.html`` (the README's figures).
 
-The notebooks run on the default family (tiny-t5) in a temporary folder, ``--jobs`` at a time
-(``--reuse DIR``: take executed notebooks from DIR instead, e.g. a folder written by ``--keep DIR``).
+The notebooks run on the default family (tiny-t5) in a temporary folder, ``--jobs`` at a time, while this
+process records the explorer's engine runs on one thread beside them (``--reuse DIR``: take executed
+notebooks from DIR instead, e.g. a folder written by ``--keep DIR``).
 reveal.js and MathJax come from npm, installed once into ``.cache/site-npm`` (git-ignored) at the
 versions of ``site/package-lock.json``; after that the build needs no network.
 """
@@ -181,12 +182,15 @@ def build(out: Path, nbs: list[Path], reuse: Path | None, jobs: int, timeout: in
     copy_assets(out)
     tmp = Path(tempfile.mkdtemp(prefix="csd-site-"))
     try:
-        runs = executed(nbs, reuse, tmp / "executed", jobs, timeout)
+        with ThreadPoolExecutor(max_workers=1) as beside:  # the explorer's runs (one core) beside the notebooks
+            explorer = beside.submit(site_pages.record_explorer, grid)
+            runs = executed(nbs, reuse, tmp / "executed", jobs, timeout)
+            t_exec = time.time() - t0
+        explorer_data = explorer.result()
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             for path, _ in runs.values():
                 shutil.copy(path, keep / path.name)
-        t_exec = time.time() - t0
         metas = [site_pages.notebook_meta(nb, runs[nb.name][1]) for nb in nbs]
         figures = {}
         for meta in metas:
@@ -195,7 +199,7 @@ def build(out: Path, nbs: list[Path], reuse: Path | None, jobs: int, timeout: in
             page = site_pages.notebook_links(page, {m["name"]: m["page"] for m in metas})
             (out / meta["page"]).write_text(page, encoding="utf-8")
             log(f"wrote {meta['page']} (figures: {figures[meta['page']]})")
-        data_bytes = site_pages.write_explorer(out, metas, grid)
+        data_bytes = site_pages.write_explorer(out, metas, explorer_data)
         site_pages.write_static_pages(out, metas, {m["page"]: runs[m["name"]][0] for m in metas})
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -192,17 +192,23 @@ def notebook_links(body: str, built: dict[str, str]) -> str:
     return re.sub(r'href="(\d\d_\w+\.ipynb)(#[^"]*)?"', to, body)
 
 
-def write_explorer(out: Path, metas: list[dict], grid: str) -> int:
-    """Record the grid (csd_lib.teach.explorer_data), write it as assets/explorer-data.js and the page;
-    the data's size in bytes."""
+def record_explorer(grid: str) -> dict:
+    """The explorer's engine runs over the grid ('full' or 'small'; csd_lib.teach.explorer_data), on one torch
+    thread, so that it can run beside the notebooks' kernels."""
     import sys
 
     import torch
     from csd_lib.teach import explorer_data as ed
     torch.set_num_threads(1)  # the tiny models run fastest on one thread (as in the notebooks and tests)
     g = ed.Grid() if grid == "full" else ed.SMALL_GRID
-    data = ed.explorer_grid("tiny-t5", g, progress=lambda i, n: print(
+    return ed.explorer_grid("tiny-t5", g, progress=lambda i, n: print(
         f"[site] explorer: {i}/{n} settings recorded", file=sys.stderr, flush=True) if i % 5 == 0 or i == n else None)
+
+
+def write_explorer(out: Path, metas: list[dict], data: dict) -> int:
+    """Write the recorded grid (:func:`record_explorer`) as assets/explorer-data.js and the page; the data's size
+    in bytes."""
+    from csd_lib.teach import explorer_data as ed
     size = ed.write_explorer_data(out / "assets" / "explorer-data.js", data)
     body = (ROOT / "site" / "explorer.html").read_text(encoding="utf-8")
     body = body.replace("{{NOTE}}", html.escape(NOTE)).replace("{{SIZE}}", f"{size / 1024:.0f} KB")
