@@ -30,7 +30,7 @@
 
 Usage: ``.venv/bin/python scripts/browser_check.py [--chromium /usr/bin/chromium] [--keep DIR]
 [--shots DIR] [--skip-lab] [--skip-figures | --figures-only] [--figures-of 00,03] [--executed DIR]``
-Exit status 0 when every check passed, 1 when one failed, 2 when Chromium is missing.
+Exit status 0 when every check passed, 1 when one failed, 2 when Chromium is missing or ``--executed`` names no folder.
 """
 from __future__ import annotations
 
