@@ -540,7 +540,7 @@ def spec_bench_path(questions=None, split: str = "test") -> Path:
     """The Spec-Bench questions file to read: ``questions`` if given, else ``CSD_DATA_DIR/spec_bench/question.jsonl``;
     a ValueError when neither is there (the file is never downloaded) or a split other than ``test`` is asked."""
     if split != "test":
-        raise ValueError(f"{SPEC_BENCH} has one split, test (Spec-Bench's questions); got --split {split}")
+        raise ValueError(f"{SPEC_BENCH} has one split, test (Spec-Bench's questions), not {split!r}")
     if questions is not None:
         return Path(questions)
     root = config.data_dir()
