@@ -128,6 +128,9 @@ def check_file_args(args) -> None:
                 raise ValueError(f"{other} and {flag} both name {value}; give each its own file")
     writes = [(flag, value, False) for flag, _, value in outs]
     writes += [(flag, value, True) for flag, spec, value in given if spec.role == "folder"]
+    for flag, value, folder in writes:
+        if folder:
+            _check_folder(flag, value)
     reads = [(flag, spec.path(value)) for flag, spec, value in given if spec.role in ("in", "inout")]
     for flag, path in reads:
         if path is not None:
@@ -137,6 +140,17 @@ def check_file_args(args) -> None:
             if other != flag and path is not None and _same_file(value, path, inside=folder):
                 raise ValueError(f"{flag} {value} is the {other} file this command reads, which writing it would "
                                  f"replace; give {flag} another path")
+
+
+def _check_folder(flag: str, value: str) -> None:
+    """An output folder: one that exists must be a folder, and the nearest existing folder above one to be
+    made must be one (:func:`csd_lib.fileio.check_output_path` checks the files written into it)."""
+    p = Path(value)
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"{flag} {value} is a file, not a folder; give a folder (made if missing)")
+    parent = next((a for a in p.absolute().parents if a.exists()), None)
+    if not p.exists() and parent is not None and not parent.is_dir():
+        raise ValueError(f"{flag} {value}: {parent} is a file, not a folder; give a path in a folder")
 
 
 def _check_format(flag: str, spec: FileArg, value: str) -> None:

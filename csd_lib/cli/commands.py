@@ -6,6 +6,7 @@ import json
 import logging
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -17,10 +18,11 @@ from ..engine.methods import REFERENCE, find
 from ..engine.plan import (METHODS, check_lenience, check_max_new_tokens, check_method_args, check_temperature,
                            check_tree_budget)
 from ..families.shadow import DEFAULT_PRESETS, build_shadows, describe
-from ..families.tasks import load_task
+from ..families.tasks import SPEC_BENCH, load_task, spec_bench_note
 from ..fileio import write_atomic
 from ..measure.bench import check_examples, duration, results_lock, resume_problem, run_bench, setting_methods
 from ..measure.records import read_records
+from ..measure.specbench import write_spec_bench
 from ..price.costs import bench_costs, load_costs, measure_costs, read_cost_file, save_costs
 from ..price.predict import (PRICED_TOKENS, bench_prices, format_budget_ranking, format_device_prediction,
                              generation_seconds, predict_for_device, rank_run_budgets, read_acceptance_file)
@@ -98,7 +100,12 @@ def cmd_bench(args) -> None:
     cost_model = read_cost_file(args.costs, _named_family(args)) if args.costs not in (None, "none") else None
     out = Path(args.out)
     read_records(out)  # a results file to resume must be readable before any model loads
-    examples = load_task(args.task, args.split, args.n)
+    if args.spec_bench_questions is not None and args.task != SPEC_BENCH:
+        raise ValueError(f"--spec-bench-questions is read by --task {SPEC_BENCH}, not --task {args.task}; add "
+                         f"--task {SPEC_BENCH} or drop it")
+    examples = load_task(args.task, args.split, args.n, questions=args.spec_bench_questions)
+    if args.task == SPEC_BENCH and spec_bench_note(_named_family(args)):
+        print(f"note: {spec_bench_note(_named_family(args))}", file=sys.stderr)
     # before anything loads; bench itself skips a method ('staged') that needs more drafters than the family has
     check_args_method(args, [m for m in methods if m in METHODS and not find(m).skippable])
     if args.threads:
@@ -129,8 +136,12 @@ def cmd_bench(args) -> None:
     cost_model, match = bench_costs(fam, args.costs, records=records)
     if args.costs not in (None, "none") and match.verdict != "match":
         print(f"note: --costs {args.costs} is used as given, but {match.describe()}", file=sys.stderr)
-    summary = summarize([r for r in records if r["example"] < args.n and r["method"] in (REFERENCE, *methods)],
-                        cost_model)
+    asked = [r for r in records if r["example"] < args.n and r["method"] in (REFERENCE, *methods)]
+    summary = summarize(asked, cost_model)
+    if args.spec_bench_out:  # the text as the engine decodes it (Generation.text)
+        decode = partial(fam.tokenizer.decode, skip_special_tokens=True)
+        for path in write_spec_bench(asked, args.spec_bench_out, decode, fam.name):
+            log.info(f"bench: wrote {path} (Spec-Bench answers)")
     print(format_table(summary))
     if args.summary_json:
         write_atomic(args.summary_json, json.dumps(summary_json(summary), indent=2) + "\n", "--summary-json")

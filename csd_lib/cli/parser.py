@@ -127,6 +127,12 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     b.add_argument("--new-out", action="store_true",
                    help="when --out holds another run, write OUT-2.jsonl (the first free name) instead")
     b.add_argument("--summary-json", type=FileArg("out", (".json",)), default=None, help="write the summary as JSON")
+    b.add_argument("--spec-bench-out", type=FileArg("folder"), default=None, metavar="DIR",
+                   help="also write DIR/<method>.jsonl in Spec-Bench's answer format (one line per example: text, "
+                        "new_tokens, wall_time, accept_lengths), from the results file (docs/REFERENCE.md)")
+    b.add_argument("--spec-bench-questions", type=FileArg("in"), default=None, metavar="PATH",
+                   help="with --task spec-bench: Spec-Bench's question.jsonl (default: "
+                        "$CSD_DATA_DIR/spec_bench/question.jsonl; never downloaded)")
     b.add_argument("--plot", type=FileArg("out", (".html", ".htm")), default=None, help="write a bar chart as standalone HTML")
     b.add_argument("--threads", type=positive_int, default=None, help="torch threads (default: torch's choice)")
     b.add_argument("--clock", choices=("wall", "cpu"), default="wall",

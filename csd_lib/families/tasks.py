@@ -10,6 +10,9 @@ CPU to learn, yet keep the input/output overlap profile that matters for Max-Gra
   templated facts. The reasoning quotes option texts and fact words from the question
   and ends with ``The answer is (X).``
 
+``spec-bench`` reads a local copy of Spec-Bench's ``question.jsonl`` (:func:`read_spec_bench`): the first
+turn of each question, its ``category`` as the example's task, for real families (never downloaded).
+
 Every example is a pure function of ``(task, split, seed, index)``. The splits are made
 disjoint by prompt: ``train`` and ``val`` drop any prompt that is in the bundled ``test``
 split (and ``train`` also drops ``val`` prompts).
@@ -28,11 +31,13 @@ from pathlib import Path
 from .. import config
 from ..fileio import read_jsonl
 from ..engine.prompts import GSM8K_PROMPT, MMLU_PROMPT
+from .task_choice import EMBEDDED_PREFIX
 
 log = logging.getLogger(__name__)
 
 
-TASKS = ("gsm8k", "mmlu", "synth-gsm8k", "synth-mmlu")
+SPEC_BENCH = "spec-bench"  # Spec-Bench's questions from a local question.jsonl (read_spec_bench)
+TASKS = ("gsm8k", "mmlu", "synth-gsm8k", "synth-mmlu", SPEC_BENCH)
 SPLITS = ("train", "val", "test")
 N_BUNDLED = 200  # examples in each bundled synthetic test split
 _SPLIT_SALT = {"train": 1_000_003, "val": 2_000_003, "test": 3_000_017}
@@ -425,7 +430,7 @@ def _from_hub(task: str, split: str) -> list[Example] | None:
 
 
 def load_task(name: str, split: str = "test", n: int | None = None, seed: int = 0,
-              at_most: bool = False) -> list[Example]:
+              at_most: bool = False, questions=None) -> list[Example]:
     """Examples of a task with the paper's prompt, first ``n`` of them.
 
     ``gsm8k``/``mmlu`` come from (1) ``config.data_dir()``, (2) the HF hub when not
@@ -436,6 +441,8 @@ def load_task(name: str, split: str = "test", n: int | None = None, seed: int = 
     with the ``<<...>>`` calculator annotations removed and ``#### N`` replaced by
     ``The answer is N.`` (see ``clean_gsm8k_answer``). Synthetic tasks are deterministic in
     ``(split, seed)``; the ``test`` split with seed 0 is read from ``data/tasks/``.
+    ``spec-bench`` has one split, ``test``: the questions file ``questions``, else
+    ``CSD_DATA_DIR/spec_bench/question.jsonl`` (:func:`read_spec_bench`).
     A split of fixed size (a bundled test split, a dataset) holding fewer than ``n`` examples
     is a ValueError that says how many it holds, unless ``at_most`` (then: all of them).
     Logs one line naming the source used.
@@ -453,6 +460,11 @@ def load_task(name: str, split: str = "test", n: int | None = None, seed: int = 
             else f"generated ({split}, seed {seed})"
         log.info(f"load_task: {name}/{split}: {len(exs)} examples from {where}")
         return exs
+    if name == SPEC_BENCH:
+        exs = read_spec_bench(spec_bench_path(questions, split))
+        n = _check_size(name, split, n, len(exs), at_most)
+        log.info(f"load_task: {name}: {len(exs[:n])} questions from {exs[0].source.rsplit(':', 1)[0]}")
+        return exs[:n]
     root = config.data_dir()
     exs = _from_local(name, split, root) if root is not None else None
     where = f"local {root}"
@@ -516,3 +528,63 @@ def bigram_corpus(task: str = "gsm8k", n: int = 2000) -> tuple[list[str], str]:
     exs = load_task(task, "train", n, at_most=True)
     real = exs and exs[0].task == task
     return [ex.prompt + ex.reference for ex in exs], f"{task if real else 'synth-' + task.removeprefix('synth-')}-train"
+
+
+# --------------------------------------------------------------------------- Spec-Bench questions
+SPEC_BENCH_FIX = ('each line must be a Spec-Bench question, {"question_id": N, "category": "...", "turns": ["..."]}, '
+                  "as in Spec-Bench's data/spec_bench/question.jsonl")
+SPEC_BENCH_FILE = Path("spec_bench") / "question.jsonl"  # under CSD_DATA_DIR, as in a Spec-Bench checkout's data/
+
+
+def spec_bench_path(questions=None, split: str = "test") -> Path:
+    """The Spec-Bench questions file to read: ``questions`` if given, else ``CSD_DATA_DIR/spec_bench/question.jsonl``;
+    a ValueError when neither is there (the file is never downloaded) or a split other than ``test`` is asked."""
+    if split != "test":
+        raise ValueError(f"{SPEC_BENCH} has one split, test (Spec-Bench's questions), not {split!r}")
+    if questions is not None:
+        return Path(questions)
+    root = config.data_dir()
+    if root is None or not (root / SPEC_BENCH_FILE).exists():
+        where = "CSD_DATA_DIR is not set" if root is None else f"{root / SPEC_BENCH_FILE} does not exist"
+        raise ValueError(f"{SPEC_BENCH} reads Spec-Bench's question.jsonl from a local copy, and {where}; pass "
+                         f"--spec-bench-questions PATH, or set CSD_DATA_DIR to a folder holding {SPEC_BENCH_FILE}")
+    return root / SPEC_BENCH_FILE
+
+
+def read_spec_bench(path) -> list[Example]:
+    """Spec-Bench's questions from its ``question.jsonl`` (:func:`csd_lib.fileio.read_jsonl`): the first turn of
+    each as the prompt, its ``category`` as the task, ``spec-bench:PATH:ID`` as the source (:func:`spec_bench_id`).
+    A line without an integer ``question_id`` (or one seen before), a ``category`` or a first turn of text is a
+    ValueError naming ``path:line``."""
+    rows = read_jsonl(path, "Spec-Bench questions file", SPEC_BENCH_FIX)
+    out, seen = [], {}
+    for i, row in rows:
+        if not isinstance(row, dict):
+            raise ValueError(f"{path}:{i} is not a JSON object; {SPEC_BENCH_FIX}")
+        qid, category, turns = row.get("question_id"), row.get("category"), row.get("turns")
+        if not isinstance(turns, list) or not turns or not isinstance(turns[0], str) or not turns[0].strip():
+            raise ValueError(f"{path}:{i} has no 'turns' list whose first turn is text; {SPEC_BENCH_FIX}")
+        if isinstance(qid, bool) or not isinstance(qid, int):
+            raise ValueError(f"{path}:{i} has question_id {qid!r}, not an integer; {SPEC_BENCH_FIX}")
+        if qid in seen:
+            raise ValueError(f"{path}:{i} repeats question_id {qid} of line {seen[qid]}; give each question its own id")
+        if not isinstance(category, str) or not category.strip():
+            raise ValueError(f"{path}:{i} has no 'category' text; {SPEC_BENCH_FIX}")
+        seen[qid] = i
+        out.append(Example(turns[0], "", "", category, f"{SPEC_BENCH}:{path}:{qid}"))
+    if not out:
+        raise ValueError(f"Spec-Bench questions file {path} holds no questions; {SPEC_BENCH_FIX}")
+    return out
+
+
+def spec_bench_id(source: str) -> int | None:
+    """The Spec-Bench ``question_id`` of an example's (or a bench record's) source; None for other tasks' examples."""
+    return int(source.rsplit(":", 1)[1]) if source.startswith(f"{SPEC_BENCH}:") else None
+
+
+def spec_bench_note(family_name: str | None) -> str | None:
+    """A note when ``spec-bench`` runs on an embedded tiny family, which was trained on the synthetic tasks only."""
+    if family_name is not None and family_name.startswith(EMBEDDED_PREFIX):
+        return (f"family '{family_name}' was trained on the synthetic tasks only; on Spec-Bench's questions its "
+                f"drafters and target write text unlike their training data: use a real family for numbers to report")
+    return None

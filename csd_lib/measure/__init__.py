@@ -7,6 +7,7 @@ exercised) and measured seconds per call; :mod:`~csd_lib.measure.curves` measure
 acceptance curves;
 :mod:`~csd_lib.measure.lossless` checks identity and exact sampling;
 :mod:`~csd_lib.measure.machine` describes the machine a number was measured on;
+:mod:`~csd_lib.measure.specbench` writes a bench's records as Spec-Bench answer files;
 :mod:`~csd_lib.measure.sweep` generates a grid of K and lenience on the same prompts (notebook 04);
 :mod:`~csd_lib.measure.vertical` benchmarks the paper's "base + MaG" run beside a committed one.
 """
