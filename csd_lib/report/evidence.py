@@ -2,9 +2,10 @@
 family and task), with its 95% interval over prompts, so that a notebook can show the settled answer
 beside the student's few live prompts.
 
-:func:`evidence_rows` computes every answer from ``results/<family>-<task>.jsonl``; ``scripts/make_evidence.py``
-writes them to ``results/evidence.json``; a test recomputes them from the runs and compares. No model is
-loaded here.
+:func:`evidence_rows` computes every answer from ``results/<family>-<task>.jsonl`` (notebooks 05-08's also from
+the trees runs and the run files under ``results/evidence/``, :func:`lesson_rows`); ``scripts/make_evidence.py``
+writes them to ``results/evidence.json``; a test recomputes them from the runs and compares. Only
+:func:`make_lesson_runs` (``make_evidence.py --runs``) loads a model.
 """
 from __future__ import annotations
 
