@@ -95,3 +95,25 @@ def test_answer_words_state_a_direction_only_beyond_the_interval():
         assert f"{r['estimate']:+.2f}" in words and f"{r['lo']:+.2f} to {r['hi']:+.2f}" in words
     with pytest.raises(ValueError, match="unknown question"):
         answers_of("nothing")
+
+
+@pytest.mark.slow
+def test_make_lesson_runs_adds_only_the_missing_configuration(tmp_path):
+    """On two prompts of a committed run: CSD at l = 1 and drafter + MaG are written packed beside the benchmark's
+    own AR lines (AR is not run again), with AR's tokens; a second call finds them and runs nothing."""
+    from csd_lib.report.evidence import make_lesson_runs, vertical_run_path
+    lines = [ln for ln in (config.RESULTS_DIR / "tiny-t5-synth-gsm8k.jsonl").read_text().splitlines()
+             if json.loads(ln)["example"] < 2]
+    (tmp_path / "tiny-t5-synth-gsm8k.jsonl").write_text("\n".join(lines) + "\n")
+    paths = make_lesson_runs(tmp_path, families=("tiny-t5",), tasks=("synth-gsm8k",))
+    assert paths == [strict_run_path("tiny-t5", "synth-gsm8k", tmp_path).with_suffix(".jsonl.gz"),
+                     vertical_run_path("tiny-t5", "synth-gsm8k", tmp_path).with_suffix(".jsonl.gz")]
+    ar = {r["example"]: r for r in map(json.loads, lines) if r["method"] == "ar" and r["rep"] == 0}
+    for p in paths:
+        recs = read_records(p)
+        assert [r for r in recs if r["method"] == "ar"] == [ar[0], ar[1]]          # the benchmark's own lines
+        assert all(r["token_ids"] == ar[r["example"]]["token_ids"] for r in recs)  # lossless: AR's tokens
+    assert read_records(paths[0])[-1]["plan"]["lenience"] == 1.0
+    before = [p.read_bytes() for p in paths]
+    make_lesson_runs(tmp_path, families=("tiny-t5",), tasks=("synth-gsm8k",))
+    assert [p.read_bytes() for p in paths] == before
