@@ -105,7 +105,7 @@ def _filler(prompt_ids: list[int], length: int) -> list[int]:
 
 
 def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.0, n_grid=N_GRID,
-                  l_grid=None, warmup: int = 2, min_reps: int = 10) -> CostModel:
+                  l_grid=None, warmup: int = 2, min_reps: int = 10, progress: bool = True) -> CostModel:
     """Time every model of ``fam`` on an (n, L) grid and fit a :class:`CostModel`.
 
     ``prompt_ids``: a typical prompt (default: the first validation prompt of the family's
@@ -118,7 +118,8 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
     with one thread: other jobs' preemption is not counted): one call's time still varies between
     repetitions, the fastest of them sits well below a typical call, while
     the bench's fastest round of a whole generation is the sum of hundreds of typical calls.
-    The rounds interleave every point, so a busy spell cannot favour one of them.
+    The rounds interleave every point, so a busy spell cannot favour one of them. ``progress``: a bar on stderr
+    (a notebook passes False: a cleared bar stays frozen in a saved notebook's output).
     """
     if prompt_ids is None:
         ov_prompts = [encode_prompt(fam, e.prompt) for e in load_task(fam.task, "val", OVERHEAD_PROMPTS)]
@@ -137,7 +138,7 @@ def measure_costs(fam, prompt_ids: list[int] | None = None, seconds: float = 20.
     clock = cost_clock()
     samples: list[list] = []
     with seconds_bar(sum(w for ws in weight.values() for w in ws.values()) * (warmup + reps),
-                     f"cost model {fam.name}", leave=False) as bar:  # cleared before an error is printed
+                     f"cost model {fam.name}", disable=not progress, leave=False) as bar:  # cleared before an error is printed
         for lm in lms:                     # every point is timed once per round, rounds interleave
             samples += _time_points(lm, prompt_ids, grids[lm.name], n_grid, warmup + reps, warmup, clock,
                                     lambda n, w=weight[lm.name]: bar.update(w[n] / len(grids[lm.name])))
@@ -410,7 +411,7 @@ def _candidates(family_name: str, fp: dict, own: bool = True) -> list[tuple[str,
 
 
 def costs_for(fam, reference: dict | None = None, seconds: float = 10.0,
-              prompt_ids: list[int] | None = None, min_reps: int = 1) -> CostChoice:
+              prompt_ids: list[int] | None = None, min_reps: int = 1, progress: bool = True) -> CostChoice:
     """The cost model that prices ``fam``'s plans on this machine, how its fingerprint compared, its file,
     and why it was chosen (a :class:`CostChoice`).
 
@@ -419,8 +420,8 @@ def costs_for(fam, reference: dict | None = None, seconds: float = 10.0,
     Tried in turn: this machine's own file (:func:`machine_cost_path`), the committed one of its machine class
     (:func:`class_cost_path`), the committed default (:func:`cost_path`).
     A match is used; an unknown one (a file stored before fingerprints, nothing known differs) is used with
-    a warning; a mismatch is skipped. None usable: one is measured now (about ``seconds``, with a bar;
-    ``prompt_ids``, ``min_reps``: :func:`measure_costs`'s) and written (atomically) to
+    a warning; a mismatch is skipped. None usable: one is measured now (about ``seconds``, with a bar unless not
+    ``progress``; ``prompt_ids``, ``min_reps``: :func:`measure_costs`'s) and written (atomically) to
     this machine's own file.
     """
     here = fingerprint(environment(fam.target.device), reference)
@@ -430,23 +431,42 @@ def costs_for(fam, reference: dict | None = None, seconds: float = 10.0,
     path = machine_cost_path(fam.name, here)
     log.info(f"no stored cost model of {fam.name} matches this machine; measuring one into {path} (its time is "
              f"priced next)")
-    cm = measure_costs(fam, prompt_ids, seconds=seconds, min_reps=min_reps)
+    cm = measure_costs(fam, prompt_ids, seconds=seconds, min_reps=min_reps, progress=progress)
     save_costs(cm, path)
     why = "; ".join(skipped) or f"no cost model of {fam.name} is stored for this device"
     return CostChoice(cm, match_fingerprints(here, cost_fingerprint(cm)), path,
                       f"measured here into `{_shown(path)}`, because {why}")
 
 
-def costs_for_run(fam, records, seconds: float = 10.0, min_reps: int = 1) -> CostChoice:
-    """:func:`costs_for` for pricing a benchmark run's ``records`` here: with the run's reference steps when
-    the run was measured on this machine class, else with none (the static fingerprint), and ``why`` says
-    that the run's calls are then priced at this machine's costs."""
+def _run_match(family_name: str, run: dict) -> CostChoice | None:
+    """The first stored cost model (this machine's own file, the class file, the default) whose fingerprint
+    matches the run's, its reference steps included; None when none does (nothing logged: a fallback follows)."""
+    for kind, path in _candidates(family_name, run):
+        cm = load_costs(family_name, path=path)
+        m = None if cm is None else match_fingerprints(run, cost_fingerprint(cm))
+        if m is not None and m.verdict == "match":
+            return CostChoice(cm, m, path, f"`{_shown(path)}` ({kind}), whose fingerprint matches the run's: "
+                                          f"{m.describe()}")
+    return None
+
+
+def costs_for_run(fam, records, seconds: float = 10.0, min_reps: int = 1, progress: bool = True) -> CostChoice:
+    """:func:`costs_for` for pricing a benchmark run's ``records`` here. A run of this machine class is priced by
+    a stored cost model whose fingerprint matches the run's (reference steps too) when there is one, else by
+    this machine's (its static fingerprint: one measured here minutes ago counts, however busy the machine was
+    when the run was timed), and ``why`` says so; a run of another class is priced at this machine's costs."""
     run = run_fingerprint(records)
     here = fingerprint(environment(fam.target.device))
     same = run is None or match_fingerprints(here, run).usable
-    choice = costs_for(fam, run["reference"] if run and same else None, seconds, min_reps=min_reps)
+    exact = _run_match(fam.name, run) if run is not None and same else None
+    if exact is not None:
+        return exact
+    choice = costs_for(fam, None, seconds, min_reps=min_reps, progress=progress)
     if same:
-        return choice
+        step = ((run or {}).get("reference") or {}).get("target")
+        return choice._replace(why=f"{choice.why}. No stored cost model matches the run's own one-token steps "
+                                   f"(the target's {1e3 * step:.2f} ms when the run was timed): its calls are priced "
+                                   f"at this machine's present costs") if step else choice
     return choice._replace(why=f"{choice.why}. The run was measured on another machine class "
                                f"({match_fingerprints(here, run).describe()}): its calls are priced at this "
                                f"machine's costs, so the predictions say what its acceptance would give here")

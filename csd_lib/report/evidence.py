@@ -2,17 +2,20 @@
 family and task), with its 95% interval over prompts, so that a notebook can show the settled answer
 beside the student's few live prompts.
 
-:func:`evidence_rows` computes every answer from ``results/<family>-<task>.jsonl``; ``scripts/make_evidence.py``
-writes them to ``results/evidence.json``; a test recomputes them from the runs and compares. No model is
-loaded here.
+:func:`evidence_rows` computes every answer from ``results/<family>-<task>.jsonl`` (notebooks 05-08's also from
+the trees runs and the run files under ``results/evidence/``, :func:`lesson_rows`); ``scripts/make_evidence.py``
+writes them to ``results/evidence.json``; a test recomputes them from the runs and compares. Only
+:func:`make_lesson_runs` (``make_evidence.py --runs``) loads a model.
 """
 from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 from .. import config
-from ..measure.records import read_records
+from ..measure.records import as_records, fastest, pack, read_records, stored
+from ..engine.lenience import lenient_pairs, plan_pairs
 from .compare import PER_TARGET_CALL, method_difference
 
 FAMILIES = ("tiny-t5", "tiny-llama", "tiny-t5-paper")
@@ -57,7 +60,7 @@ def evidence_rows(results_dir=None) -> list[dict]:
                 continue
             records = read_records(path)
             rows += [dict(family=fam, task=task, source=path.name, **answer(records, q)) for q in QUESTIONS]
-    return rows
+    return rows + lesson_rows(root)
 
 
 def evidence_json(rows: list[dict]) -> str:
@@ -68,9 +71,233 @@ def evidence_json(rows: list[dict]) -> str:
 def committed_answers(family: str, question: str, path=None) -> list[dict]:
     """The committed answers to ``question`` for ``family``, one per task (``results/evidence.json``, or
     ``path``); [] for a family without committed runs (a real or bring-your-own family)."""
-    if question not in QUESTIONS:
-        raise ValueError(f"unknown question {question!r}; one of {sorted(QUESTIONS)}")
+    if question not in QUESTIONS and question not in LESSON_QUESTIONS:
+        raise ValueError(f"unknown question {question!r}; one of {sorted(QUESTIONS) + sorted(LESSON_QUESTIONS)}")
     p = config.RESULTS_DIR / "evidence.json" if path is None else path
     if not p.exists():
         return []
     return [r for r in json.loads(p.read_text(encoding="utf-8")) if r["family"] == family and r["question"] == question]
+
+
+# -- notebooks 05-08: walltime, the prediction, lenience, trees ------------------------------------------
+# Each answer is a row of the same shape as ``answer``'s (family, task, source, question, words, a, b, per,
+# estimate, lo, hi, n, level, verdict, says), plus ``pair`` (lenience: the reviewer<-proposer pair) and
+# ``predicted`` (the prediction questions: EWIF's walltime speedup from the stored cost model of the run's
+# machine class). Runs the benchmark lacks are kept under ``results/evidence/`` (:func:`make_lesson_runs`).
+
+LESSON_QUESTIONS = {
+    "csd-vs-sd-walltime": ("csd", "sd", "walltime",
+                           "Is CS Drafting faster than speculative decoding in walltime (speedup over AR, per prompt)?"),
+    "csd-walltime-vs-prediction": ("csd", "prediction", "walltime",
+                                   "Does EWIF, priced by the run's cost model, predict CS Drafting's walltime speedup?"),
+    "sd-walltime-vs-prediction": ("sd", "prediction", "walltime",
+                                  "Does EWIF, priced by the run's cost model, predict SD's walltime speedup?"),
+    "drafter-mag-vs-sd-swi-model-size": ("drafter + MaG", "sd", "model size",
+                                         "Does the largest drafter helped by MaG beat speculative decoding with it "
+                                         "alone in SWI (the paper's Table 2 ordering)?"),
+    "lenience-vs-strict-swi-model-size": ("csd", "csd, l = 1", "model size",
+                                          "Does the family's lenience raise CS Drafting's SWI over strict reviews?"),
+    "lenience-vs-strict-acceptance": ("csd", "csd, l = 1", "acceptance",
+                                      "Where does lenience act: each pair's acceptance rate, lenient minus strict?"),
+    "csd-tree-vs-csd-target-calls": ("csd-tree", "csd", PER_TARGET_CALL,
+                                     "Does CS Drafting + tree keep more tokens per target call than CS Drafting?"),
+    "csd-tree-vs-csd-walltime": ("csd-tree", "csd", "walltime",
+                                 "Is CS Drafting + tree faster than CS Drafting in walltime (speedup over AR, per prompt)?"),
+    "medusa-vs-csd-walltime": ("medusa", "csd", "walltime",
+                               "Is Medusa faster than CS Drafting in walltime (speedup over AR, per prompt)?"),
+}
+EVIDENCE_DIR = "evidence"   # results/evidence/: run files the lessons need beyond the benchmark
+
+
+def strict_run_path(family: str, task: str, root=None) -> Path:
+    """CS Drafting at lenience 1 on the benchmark's prompts and K: ``results/evidence/lenience-vs-strict-...``."""
+    return Path(config.RESULTS_DIR if root is None else root) / EVIDENCE_DIR / f"lenience-vs-strict-{family}-{task}.jsonl"
+
+
+def vertical_run_path(family: str, task: str, root=None) -> Path:
+    """Drafter + MaG on the benchmark's prompts where no committed ``-vertical`` run exists."""
+    return Path(config.RESULTS_DIR if root is None else root) / EVIDENCE_DIR / \
+        f"drafter-mag-vs-sd-{family}-{task}-vertical.jsonl"
+
+
+def _seed_reference(out: Path, records, n: int) -> None:
+    """Start a new evidence run file with the benchmark's own AR lines (first repeat) of its ``n`` prompts, so that
+    ``run_bench`` (which always runs AR beside a method) runs only the new configuration."""
+    if stored(out) is not None:   # a run under way, or a packed one (run_bench unpacks it to resume)
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    ar = [r for r in records if r["method"] == "ar" and r.get("rep", 0) == 0 and r["example"] < n and "error" not in r]
+    out.write_text("".join(json.dumps(r) + "\n" for r in ar), encoding="utf-8")
+
+
+def make_lesson_runs(root=None, families=FAMILIES, tasks=TASKS) -> list[Path]:
+    """Write the run files the lessons' questions need (missing lines only; a run resumes): CSD at lenience 1
+    with the benchmark's K on its prompts (where the plan has a lenient review), and drafter + MaG
+    (``base_mag_k``) where no ``-vertical`` run is committed. AR's lines are the benchmark's own; only call
+    counts are read from these files, so the machine's load does not matter. Each is stored packed (``.jsonl.gz``).
+    Loads each family."""
+    import torch
+
+    from ..engine.kvariants import base_mag_k
+    from ..families.family import load_family
+    from ..families.tasks import load_task
+    from ..measure.bench import run_bench
+    base = Path(config.RESULTS_DIR if root is None else root)
+    torch.set_num_threads(1)   # the benchmark's clock: CPU time, one thread
+    written = []
+    for fam_name in families:
+        fam = None
+        for task in tasks:
+            records = read_records(base / f"{fam_name}-{task}.jsonl")
+            csd = [r for r in as_records(records) if r.method == "csd" and r.ok]
+            if not csd:
+                continue
+            fam = fam or load_family(fam_name)
+            plan, n, seed = csd[0].plan, len({r.example for r in csd}), csd[0].seed
+            examples = load_task(task, csd[0].split, n, seed=seed)
+            runs = [(strict_run_path(fam_name, task, base), dict(k=[list(r) for r in plan.k], lenience=1.0,
+                                                                  mag_lenience=plan.mag_lenience))] * bool(lenient_pairs(plan))
+            if len(fam.drafters) >= 2 and not (base / f"{fam_name}-{task}-vertical.jsonl").exists():
+                runs.append((vertical_run_path(fam_name, task, base), dict(k=base_mag_k(fam, task))))
+            for out, how in runs:
+                _seed_reference(out, records, n)
+                run_bench(fam, examples, ["csd"], out, max_new_tokens=plan.max_new_tokens, progress=False, seed=seed,
+                          split=csd[0].split, clock="cpu", **how)
+                written.append(pack(out))   # stored packed, like the trees runs: read_records reads either
+    return written
+
+
+def _lesson_row(family: str, task: str, source: str, question: str, d, **extra) -> dict:
+    a, b, per, words = LESSON_QUESTIONS[question]
+    return {"family": family, "task": task, "source": source, "question": question, "words": words, "a": a, "b": b,
+            "per": per, "estimate": _round(d.estimate), "lo": _round(d.lo), "hi": _round(d.hi), "n": d.n,
+            "level": d.level, "verdict": d.verdict, "says": d.says(), **extra}
+
+
+def _walltime_rows(fam: str, task: str, source: str, records) -> list[dict]:
+    """CSD against SD in walltime, and each against EWIF's prediction priced by the run's stored cost model."""
+    from ..price.costs import stored_costs_for_run
+    from ..price.predict import predict_metrics_from_runs
+    from .bench_stats import ratios
+    from .intervals import paired_difference
+    from .trees import speedup_difference
+    rows = [_lesson_row(fam, task, source, "csd-vs-sd-walltime", speedup_difference(records, "csd", "sd"))]
+    choice = stored_costs_for_run(fam, records)
+    if choice.cost_model is None:
+        return rows
+    best = fastest(as_records(records))
+    for m in ("csd", "sd"):
+        pred = predict_metrics_from_runs(list(best[m].values()), choice.cost_model)["predicted_walltime"]
+        measured = list(ratios(best, m).values())
+        d = paired_difference(measured, [pred] * len(measured))   # measured minus predicted, per prompt
+        rows.append(_lesson_row(fam, task, source, f"{m}-walltime-vs-prediction", d, predicted=_round(pred),
+                                cost_model=_shown_path(choice.path)))
+    return rows
+
+
+def _shown_path(path) -> str:
+    return Path(path).name if path else ""
+
+
+def _vertical_row(fam: str, task: str, source: str, records, base: Path) -> list[dict]:
+    """Drafter + MaG against the family's best SD run in SWI (model size), on the prompts the drafter + MaG run
+    holds: its committed ``-vertical`` run, the evidence run, or (one neural drafter) CSD itself."""
+    from .compare import bench_run, best_of, versus
+    vrecs, vpath = vertical_records(fam, task, base)
+    vrecs = vrecs or records
+    vc = bench_run(vrecs, "csd")
+    if vc is None or (vpath is None and len(vc.plan.neural) >= 2):   # one neural drafter: CSD is drafter + MaG
+        return []
+    ids = sorted(vc.tokens)
+    sd_runs = [records] + [x for x in [read_records(base / f"{fam}-{task}-sd.jsonl")] if x]
+    sds = {s.label: s.on(ids) for s in (bench_run(r, "sd") for r in sd_runs)}
+    top = best_of(sds)
+    return [_lesson_row(fam, task, vpath.name if vpath else source, "drafter-mag-vs-sd-swi-model-size",
+                        versus(vc, sds[top]), drafter_mag_k=[list(r) for r in vc.plan.k], sd=top,
+                        swi_a=_round(vc.swi), swi_b=_round(sds[top].swi))]
+
+
+def _lenience_rows(fam: str, task: str, records, base: Path) -> list[dict]:
+    """The family's lenience against lenience 1 on the same prompts and K: SWI, and each pair's acceptance."""
+    from .compare import bench_run, versus
+    from .intervals import rate_difference
+    spath = stored(strict_run_path(fam, task, base))
+    strict = read_records(spath) if spath else []
+    if not strict:
+        return []
+    loose, tight = bench_run(records, "csd"), bench_run(strict, "csd")
+    rows = [_lesson_row(fam, task, spath.name, "lenience-vs-strict-swi-model-size", versus(loose, tight),
+                        lenience=loose.plan.lenience, lenient_pairs=lenient_pairs(loose.plan))]
+    la, sa = fastest(as_records(records))["csd"], fastest(as_records(strict))["csd"]
+    ids = sorted(set(la) & set(sa))
+    for pair in plan_pairs(loose.plan):
+        def counts(best, key):
+            return [sum(best[i].stats["acceptance"].get(pair, {}).get(key, [])) for i in ids]
+        d = rate_difference(counts(la, "accepted"), counts(la, "reached"), counts(sa, "accepted"), counts(sa, "reached"))
+        rows.append(_lesson_row(fam, task, spath.name, "lenience-vs-strict-acceptance", d, pair=pair,
+                                lenient=pair in lenient_pairs(loose.plan)))
+    return rows
+
+
+def _tree_rows(fam: str, task: str) -> list[dict]:
+    """CS Drafting + tree and Medusa against CS Drafting, from the committed Table 3 run of a tree family."""
+    from .trees import speedup_difference, trees_path
+    path = trees_path(fam, task)
+    records = read_records(path)
+    if not records:
+        return []
+    ran = {r.method for r in as_records(records) if r.ok}
+    name = Path(path).name
+    rows = []
+    if {"csd-tree", "csd"} <= ran:
+        rows += [_lesson_row(fam, task, name, "csd-tree-vs-csd-target-calls", method_difference(records, "csd-tree", "csd")),
+                 _lesson_row(fam, task, name, "csd-tree-vs-csd-walltime", speedup_difference(records, "csd-tree", "csd"))]
+    if {"medusa", "csd"} <= ran:
+        rows.append(_lesson_row(fam, task, name, "medusa-vs-csd-walltime", speedup_difference(records, "medusa", "csd")))
+    return rows
+
+
+def lesson_rows(results_dir=None) -> list[dict]:
+    """The answers of notebooks 05-08 for every embedded family and task whose committed run is in ``results_dir``
+    (default ``config.RESULTS_DIR``), in a fixed order."""
+    base = Path(config.RESULTS_DIR if results_dir is None else results_dir)
+    rows = []
+    for fam in FAMILIES:
+        for task in TASKS:
+            path = base / f"{fam}-{task}.jsonl"
+            if not path.exists():
+                continue
+            records = read_records(path)
+            rows += _walltime_rows(fam, task, path.name, records) + _vertical_row(fam, task, path.name, records, base)
+            rows += _lenience_rows(fam, task, records, base) + _tree_rows(fam, task)
+    return rows
+
+
+UNSETTLED = "unsettled at 50 prompts"   # the one plain word for an answer whose interval holds 0
+
+
+def answers_of(question: str, path=None) -> list[dict]:
+    """Every committed answer to ``question`` (``results/evidence.json``, or ``path``), all families and tasks."""
+    if question not in QUESTIONS and question not in LESSON_QUESTIONS:
+        raise ValueError(f"unknown question {question!r}; one of {sorted(QUESTIONS) + sorted(LESSON_QUESTIONS)}")
+    p = config.RESULTS_DIR / "evidence.json" if path is None else path
+    return [r for r in json.loads(p.read_text(encoding="utf-8")) if r["question"] == question] if p.exists() else []
+
+
+def answer_words(row: dict, more: str = "higher", less: str = "lower", same: str = UNSETTLED, digits: int = 2) -> str:
+    """One answer in plain words: the direction (only when its 95% interval excludes 0, else ``same``), the
+    difference and its interval, e.g. 'higher by +2.09 (95% interval +1.90 to +2.28, 50 prompts)'."""
+    word = {"higher": more, "lower": less}.get(row["verdict"], same)
+    f = lambda v: f"{v:+.{digits}f}"  # noqa: E731
+    return f"{word}: {f(row['estimate'])} (95% interval {f(row['lo'])} to {f(row['hi'])}, {row['n']} prompts)"
+
+
+def vertical_records(family: str, task: str, root=None) -> tuple[list[dict], Path | None]:
+    """The drafter + MaG run of a family and task: the committed ``-vertical`` run, else the evidence run
+    (:func:`vertical_run_path`); ([], None) when neither exists."""
+    base = Path(config.RESULTS_DIR if root is None else root)
+    for p in (base / f"{family}-{task}-vertical.jsonl", vertical_run_path(family, task, base)):
+        recs = read_records(p)
+        if recs:
+            return recs, stored(p)
+    return [], None

@@ -347,3 +347,26 @@ def test_a_stored_run_is_priced_only_by_a_cost_model_of_its_own_class(tmp_path, 
     assert here.path == cost_path(f.name, "cpu") and "the committed default" in here.why
     assert "The run was measured on another machine class" in here.why
     assert "another machine class" not in costs.costs_for_run(f, recs).why
+
+
+def test_a_run_of_this_machine_is_priced_by_the_cost_model_measured_here_whatever_the_load(tmp_path, monkeypatch,
+                                                                                             measured):
+    """Notebook 05 measures this machine's cost model; notebook 06 prices a committed run of the same machine
+    class timed when the machine was 3x faster: the file measured here is used, not called another machine
+    class, and the committed default stored before fingerprints is not preferred to it."""
+    monkeypatch.setattr(config, "RESULTS_DIR", tmp_path)
+    f = fam()
+    recs = run_bench(f, [type("Ex", (), dict(prompt="w5 w6 w7 w8", task="toy", source="t"))()], ["ar", "sd"],
+                     tmp_path / "r.jsonl", 8, warmup=0, progress=False)
+    ref = run_fingerprint(recs)["reference"]
+    slow = {**ref, "target": 3 * ref["target"], "drafter": 3 * ref["drafter"]}
+    own = machine_cost_path(f.name, fingerprint(environment("cpu")))
+    _store(measured, own, reference=slow)
+    _store(measured, cost_path(f.name, "cpu"), vector_extensions=None, reference=ref)  # 'unknown': before fingerprints
+    choice = costs.costs_for_run(f, recs, seconds=1e-4, progress=False)
+    assert choice.path == own and choice.match.verdict == "match"
+    assert "another machine class" not in choice.why and "this machine's own file" in choice.why
+    assert "priced at this machine's present costs" in choice.why
+    _store(measured, costs.class_cost_path(f.name, fingerprint(environment("cpu"))), reference=ref)
+    exact = costs.costs_for_run(f, recs, seconds=1e-4, progress=False)   # a file of the run's own speed: that one
+    assert exact.path == costs.class_cost_path(f.name, fingerprint(environment("cpu"))) and "the run's" in exact.why

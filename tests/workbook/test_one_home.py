@@ -26,7 +26,8 @@ HOME = REPO / "csd_lib" / "engine" / "stats.py"
 MAX_NOTEBOOK_DEFS = 6
 # what the library gives a notebook for SWI: functions, and the Stats and summary fields that hold it
 LIBRARY_SWI = {"swi", "pooled_swi", "runs_swi", "call_cost", "swi_counts", "swi_difference", "relative_gain",
-               "gain_difference", "swi_model_size", "swi_previous_work", "speedup_swi_ms", "speedup_swi_pw", "summarize"}
+               "gain_difference", "swi_model_size", "swi_previous_work", "speedup_swi_ms", "speedup_swi_pw", "summarize",
+               "answers_of", "committed_answers"}  # the last two: SWI answers report.evidence computed from the runs
 
 
 def _code(src: str) -> str:
