@@ -6,6 +6,10 @@
 #   bash scripts/claims_sweep.sh --skip tiny-t5:2,tiny-llama:1,tiny-llama:3   (sets the full tier ran)
 #   --ledger PATH keeps the claims ledger there (emptied first; default: a fresh temporary file).
 #   --dry-run prints the plan and runs nothing.
+#   --verdicts executes each set with jupyter nbconvert instead of nbval (the same cells, failing on the same
+#   errors) and prints, per set, how many "no different beyond the noise" / "not settled" phrases its outputs
+#   hold outside the appendix (scripts/count_verdicts.py); --max-verdicts N (implies --verdicts) also fails a
+#   set whose count is above N.
 # A failing set does not stop the sweep: one summary line per (family, seed) says PASS, FAIL or
 # SKIP with its seconds. The notebooks record their computed claims in the ledger (CSD_CLAIMS_LEDGER);
 # after the sets, scripts/claims_table.py prints them as claims x settings and fails on a claim
@@ -16,7 +20,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 die() { echo "error: $*" >&2; exit 2; }
-SEEDS=1,2,3,4,5 FAMILIES=tiny-t5,tiny-llama,tiny-t5-paper SKIP="" ONLY="" DRY=0 LEDGER=""
+SEEDS=1,2,3,4,5 FAMILIES=tiny-t5,tiny-llama,tiny-t5-paper SKIP="" ONLY="" DRY=0 LEDGER="" VERDICTS=0 MAX_VERDICTS=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --seeds|--families|--skip|--notebooks)
@@ -28,8 +32,12 @@ while [ $# -gt 0 ]; do
       [ -d "$(dirname "$2")" ] && [ ! -d "$2" ] || die "--ledger: '$2' is not a file path in an existing directory"
       LEDGER=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;  # absolute: the notebooks run in notebooks/
     --dry-run) DRY=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) die "unknown argument '$1' (use --seeds, --families, --skip, --notebooks, --ledger, --dry-run)" ;;
+    --verdicts) VERDICTS=1; shift ;;
+    --max-verdicts)
+      [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] || die "--max-verdicts needs a non-negative integer"
+      VERDICTS=1 MAX_VERDICTS=$2; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown argument '$1' (use --seeds, --families, --skip, --notebooks, --ledger, --verdicts, --max-verdicts, --dry-run)" ;;
   esac
 done
 IFS=, read -ra SEED_LIST <<< "$SEEDS"
@@ -61,6 +69,7 @@ if [ "$DRY" = 1 ]; then
   for f in "${FAMILY_LIST[@]}"; do for s in "${SEED_LIST[@]}"; do
     if skipped "$f:$s"; then echo "skip $f seed=$s"; else echo "run  $f seed=$s: ${NOTEBOOKS[*]}"; fi
   done; done
+  [ "$VERDICTS" = 0 ] || echo "executed with nbconvert; verdict phrases counted per set${MAX_VERDICTS:+, at most $MAX_VERDICTS}"
   echo "ledger ${LEDGER:-(a fresh temporary file)}, then: python scripts/claims_table.py LEDGER"
   exit 0
 fi
@@ -80,10 +89,21 @@ for f in "${FAMILY_LIST[@]}"; do
     fi
     start=$SECONDS
     echo "claims sweep $f seed=$s: ${#NOTEBOOKS[@]} notebooks"
-    CSD_FAMILY="$f" CSD_SEED="$s" CSD_CLAIMS_LEDGER="$LEDGER" python -m pytest "${NBVAL[@]}" "${NOTEBOOKS[@]}"
-    rc=$?
+    if [ "$VERDICTS" = 1 ]; then  # executed copies, so that their outputs can be read
+      out=$(mktemp -d "${TMPDIR:-/tmp}/claims-sweep-$f-$s.XXXXXX")
+      printf '%s\n' "${NOTEBOOKS[@]}" | CSD_FAMILY="$f" CSD_SEED="$s" CSD_CLAIMS_LEDGER="$LEDGER" \
+        xargs -P "${CSD_TEST_WORKERS:-2}" -I{} python -m jupyter nbconvert --to notebook --execute \
+        --ExecutePreprocessor.timeout=240 --output-dir "$out" {} --log-level=WARN
+      rc=$?
+      python scripts/count_verdicts.py "$out" --label "$f seed=$s" ${MAX_VERDICTS:+--max "$MAX_VERDICTS"} || \
+        { [ "$rc" -ne 0 ] || rc=verdicts; }
+    else
+      CSD_FAMILY="$f" CSD_SEED="$s" CSD_CLAIMS_LEDGER="$LEDGER" python -m pytest "${NBVAL[@]}" "${NOTEBOOKS[@]}"
+      rc=$?
+    fi
     verdict=PASS
-    if [ "$rc" -ne 0 ]; then verdict="FAIL (pytest exit $rc)"; FAILED=1; fi
+    if [ "$rc" = verdicts ]; then verdict="FAIL (more than $MAX_VERDICTS verdict phrases)"; FAILED=1
+    elif [ "$rc" -ne 0 ]; then verdict="FAIL (exit $rc)"; FAILED=1; fi
     SUMMARY+=("claims sweep $f seed=$s: $verdict in $((SECONDS - start)) s"); echo "${SUMMARY[-1]}"
   done
 done

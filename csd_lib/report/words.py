@@ -56,3 +56,19 @@ def paper_k_entries(k, drafters: list[str]) -> list[dict]:
     reviewers = ["target"] + list(drafters)
     return [dict(name=f"k{i + 1}{j + 1}", value=k[i][j], reviewer=reviewers[i], drafter=levels[j])
             for i in range(n) for j in range(i, n)]
+
+
+VERDICT_PHRASES = ("no different beyond the noise", "not settled")  # a live comparison read as a verdict
+
+
+def verdict_phrases(notebook: dict) -> int:
+    """How often :data:`VERDICT_PHRASES` occur in an executed notebook's outputs (its JSON, as a dict):
+    text, stream and markdown/plain display data; sources are not read."""
+    texts = []
+    for cell in notebook.get("cells", []):
+        for out in cell.get("outputs", []):
+            texts.append(out.get("text", ""))
+            data = out.get("data", {})
+            texts += [data.get(kind, "") for kind in ("text/plain", "text/markdown", "text/html")]
+    text = "\n".join("".join(t) if isinstance(t, list) else t for t in texts).lower()
+    return sum(text.count(p) for p in VERDICT_PHRASES)

@@ -5,7 +5,7 @@ Submodules: ``palette`` (level colours), ``trace`` (trace views, notebooks 00/03
 (coverage and grids, 04), ``ewif`` (theory, 05), ``bench`` (benchmarks and latency, 00/05/06),
 ``costs`` (the cost model, 05/06), ``predict`` (the device forecast, 05), ``lossless`` (sampling, 07),
 ``rounds`` (one target round unrolled, 03), ``answers`` (the lessons' committed answers, 05-08), ``tree`` (token trees and their attention mask, 08), ``notebook``
-(setup). Every figure and view is re-exported here; the helpers they share (token labels, patterns, the
+(setup), ``lesson_evidence`` (the committed evidence of lessons 01-04). Every figure and view is re-exported here; the helpers they share (token labels, patterns, the
 palette's series tables) stay in their module.
 """
 from .answers import answer_figure, answer_label
@@ -15,6 +15,7 @@ from .cascade import (cascade_tree, cascade_tree_figure, coverage_figure, covera
                       planned_coverage, planned_coverage_figure)
 from .costs import cost_figure, cost_ratio_figure, prediction_figure, time_share_figure
 from .ewif import cor44_figure, ewif_k_figure, lines_figure, sd_vs_cascade_figure, table1_figure
+from .lesson_evidence import decay_evidence_figure, evidence_figure
 from .lossless import sampling_figure
 from .mag import mag_hits_figure, mag_step_html, match_length_figure
 from .notebook import setup_notebook, show_in_output
@@ -29,7 +30,7 @@ from .tree import token_tree_figure, tree_mask_figure
 __all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "LEVEL_PATTERN", "LEVEL_UNDERLINE", "OKABE_ITO", "SEQUENTIAL_SCALE",
            "acceptance_figure", "answer_figure", "answer_label", "bar_pattern", "bench_figure", "calls_figure", "cascade_tree", "cascade_tree_figure",
            "cor44_figure", "cost_figure", "cost_ratio_figure", "coverage_figure", "coverage_from_events",
-           "ewif_k_figure", "first_rejected_round", "forecast_figure", "grid_heatmap", "itl_figure", "level_color",
+           "decay_evidence_figure", "evidence_figure", "ewif_k_figure", "first_rejected_round", "forecast_figure", "grid_heatmap", "itl_figure", "level_color",
            "level_css", "level_pattern", "lines_figure", "mag_hits_figure", "mag_step_html", "match_length_figure",
            "merged_acceptance", "model_color", "pair_acceptance_figure", "parity_figure", "planned_coverage",
            "planned_coverage_figure", "prediction_figure", "proposer_color", "relative_luminance", "round_events",

@@ -37,6 +37,15 @@ def test_dry_run_names_the_ledger_and_creates_nothing(tmp_path):
     assert r.stdout.splitlines()[-1].startswith(f"ledger {ledger}, then:") and not ledger.exists()
 
 
+def test_verdict_counting_is_a_flag_and_its_maximum_is_checked():
+    r = sweep("--dry-run", "--seeds", "1", "--max-verdicts", "5")
+    assert r.returncode == 0, r.stderr
+    assert "verdict phrases counted per set, at most 5" in r.stdout
+    assert "verdict phrases" not in sweep("--dry-run", "--seeds", "1").stdout      # printed only when asked
+    bad = sweep("--max-verdicts", "five")
+    assert bad.returncode == 2 and bad.stderr.strip() == "error: --max-verdicts needs a non-negative integer"
+
+
 def test_skip_and_notebook_subset():
     r = sweep("--dry-run", "--families", "tiny-t5,tiny-llama", "--seeds", "1,2", "--skip", "tiny-t5:2,tiny-llama:1",
               "--notebooks", "00,07")
