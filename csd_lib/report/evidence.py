@@ -21,6 +21,7 @@ from pathlib import Path
 from .. import config
 from ..engine.kvariants import without_tail
 from ..engine.lenience import lenient_pairs, plan_pairs
+from ..engine.methods import AR, CSD, CSD_TREE, MEDUSA
 from ..engine.plan import vertical_k
 from ..engine.stats import model_size_costs
 from ..measure.records import as_records, fastest, pack, read_records, stored
@@ -135,7 +136,7 @@ def _seed_reference(out: Path, records, n: int) -> None:
     if stored(out) is not None:   # a run under way, or a packed one (run_bench unpacks it to resume)
         return
     out.parent.mkdir(parents=True, exist_ok=True)
-    ar = [r for r in records if r["method"] == "ar" and r.get("rep", 0) == 0 and r["example"] < n and "error" not in r]
+    ar = [r for r in records if r["method"] == AR.name and r.get("rep", 0) == 0 and r["example"] < n and "error" not in r]
     out.write_text("".join(json.dumps(r) + "\n" for r in ar), encoding="utf-8")
 
 
@@ -158,7 +159,7 @@ def make_bench_runs(root=None, families=FAMILIES, tasks=TASKS) -> list[Path]:
         fam = None
         for task in tasks:
             records = read_records(base / f"{fam_name}-{task}.jsonl")
-            csd = [r for r in as_records(records) if r.method == "csd" and r.ok]
+            csd = [r for r in as_records(records) if r.method == CSD.name and r.ok]
             if not csd:
                 continue
             fam = fam or load_family(fam_name)
@@ -258,11 +259,11 @@ def _tree_rows(fam: str, task: str) -> list[dict]:
     ran = {r.method for r in as_records(records) if r.ok}
     name = Path(path).name
     rows = []
-    if {"csd-tree", "csd"} <= ran:
-        rows += [_bench_row(fam, task, name, "csd-tree-vs-csd-target-calls", method_difference(records, "csd-tree", "csd")),
-                 _bench_row(fam, task, name, "csd-tree-vs-csd-walltime", speedup_difference(records, "csd-tree", "csd"))]
-    if {"medusa", "csd"} <= ran:
-        rows.append(_bench_row(fam, task, name, "medusa-vs-csd-walltime", speedup_difference(records, "medusa", "csd")))
+    if {CSD_TREE.name, CSD.name} <= ran:
+        rows += [_bench_row(fam, task, name, "csd-tree-vs-csd-target-calls", method_difference(records, CSD_TREE.name, CSD.name)),
+                 _bench_row(fam, task, name, "csd-tree-vs-csd-walltime", speedup_difference(records, CSD_TREE.name, CSD.name))]
+    if {MEDUSA.name, CSD.name} <= ran:
+        rows.append(_bench_row(fam, task, name, "medusa-vs-csd-walltime", speedup_difference(records, MEDUSA.name, CSD.name)))
     return rows
 
 
