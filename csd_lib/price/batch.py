@@ -218,3 +218,86 @@ def simulate_rounds(cm: CostModel, method: str, params: dict, batch: int, length
         seconds += _round_seconds(cm, method, int(active.sum()), drafted, params, L, saturation)
         done += 1
     return {"tokens_per_s": tokens / seconds, "tokens_per_round": tokens / row_rounds, "rounds": done}
+
+
+SD_KS = range(1, 17)       # SD's draft lengths searched at B = 1
+CSD_KS = range(1, 9)       # the bottom drafter's tokens per middle review
+CSD_NS = range(1, 7)       # middle reviews per target review
+
+
+def parse_batch_sizes(text: str) -> list[int]:
+    """``--batch-size``: comma-separated whole numbers of rows, 1..:data:`MAX_BATCH`, e.g. ``1,2,4,8``."""
+    items = [t.strip() for t in str(text).split(",")]
+    if not all(t.isdigit() and 1 <= int(t) <= MAX_BATCH for t in items):
+        raise ValueError(f"{text!r}: give batch sizes as whole numbers from 1 to {MAX_BATCH} joined by commas, "
+                         f"e.g. 1,2,4,8,16,32")
+    return sorted(set(int(t) for t in items))
+
+
+def _first(table: dict, key: tuple) -> float:
+    if key not in table:
+        raise ValueError(f"the acceptance table has no rates for {key[0]!r} reviewing {key[1]!r}")
+    return float(np.atleast_1d(table[key])[0])
+
+
+def batch_plans(cm: CostModel, table: dict, neural: list[str], L=None) -> dict:
+    """The plans priced at every batch size, each the best at B = 1 under the same closed forms: SD (each drafter,
+    k in :data:`SD_KS`) and the two-drafter cascade of Thm 4.3 (the largest drafter reviews the next one, MaG where
+    there is one neural drafter; k in :data:`CSD_KS`, n in :data:`CSD_NS`; its rates: each pair's first position)."""
+    if not neural:
+        raise ValueError("batch predictions need at least one neural drafter")
+    sd = max(({"drafter": d, "alphas": list(np.atleast_1d(table[("target", d)])), "k": k}
+              for d in neural for k in SD_KS if ("target", d) in table),
+             key=lambda p: sd_rate(cm, p["drafter"], p["alphas"], p["k"], 1, L).tokens_per_s, default=None)
+    if sd is None:
+        raise ValueError(f"the acceptance table has no rates for the target reviewing any of {neural}")
+    d1, d2 = neural[0], (neural[1] if len(neural) > 1 else MAG)
+    alpha, alpha_prime = _first(table, ("target", d1)), _first(table, (d1, d2))
+    csd = max(({"d1": d1, "d2": d2, "alpha": alpha, "alpha_prime": alpha_prime, "k": k, "n": n}
+               for k in CSD_KS for n in CSD_NS), key=lambda p: _rate("csd", cm, p, 1, L).tokens_per_s)
+    return {"ar": {}, "sd": sd, "csd": csd}
+
+
+def _rate(method: str, cm: CostModel, p: dict, batch, L=None, saturation: float = LINEAR) -> Rate:
+    if method == "sd":
+        return sd_rate(cm, p["drafter"], p["alphas"], p["k"], batch, L, saturation)
+    if method == "csd":
+        return csd_rate(cm, p["d1"], p["d2"], p["alpha"], p["alpha_prime"], p["k"], p["n"], batch, L, saturation)
+    return ar_rate(cm, batch, L, saturation)
+
+
+def predict_batches(cm: CostModel, table: dict, neural: list[str], batches, L=None, saturation: float = LINEAR,
+                    bound: int = MAX_BATCH) -> dict:
+    """Predicted tokens/s over the batch and speedup over AR at the same B for AR, SD and the cascade at each of
+    ``batches`` (:func:`batch_plans`' plans), and each method's :func:`crossover` up to ``bound``."""
+    plans = batch_plans(cm, table, neural, L)
+    rows = []
+    for B in batches:
+        ar = ar_rate(cm, B, L, saturation).tokens_per_s
+        for method, p in plans.items():
+            tps = _rate(method, cm, p, B, L, saturation).tokens_per_s
+            rows.append({"method": method, "batch": int(B), "tokens_per_s": tps, "speedup": tps / ar})
+    cross = {m: crossover(lambda B, m=m: speedup(lambda b: _rate(m, cm, plans[m], b, L, saturation), cm, B, L,
+                                                 saturation), bound) for m in ("sd", "csd")}
+    return {"prediction": True, "saturation": float(saturation), "bound": bound, "plans": plans, "rows": rows,
+            "crossover": cross}
+
+
+def format_batches(res: dict) -> str:
+    """:func:`predict_batches`' result as a few lines of text."""
+    sd, csd = res["plans"]["sd"], res["plans"]["csd"]
+    sat = "linear: every token fed costs its share" if res["saturation"] == LINEAR else \
+        f"a call feeding up to {res['saturation']:g} tokens costs one row's"
+    lines = [f"predicted at batch size B (lockstep rows; a call costs the tokens it feeds across rows; {sat}):",
+             f"  plans, best at B = 1: SD k = {sd['k']} ({sd['drafter']}); CSD: {csd['d1']} reviews {csd['n']} "
+             f"round(s) of {csd['k']} from {csd['d2']}",
+             f"  {'B':>5} {'AR tokens/s':>12} {'SD tokens/s':>12} {'x':>6} {'CSD tokens/s':>13} {'x':>6}"]
+    by = {(r["method"], r["batch"]): r for r in res["rows"]}
+    for B in sorted({r["batch"] for r in res["rows"]}):
+        s, c = by["sd", B], by["csd", B]
+        lines.append(f"  {B:>5} {by['ar', B]['tokens_per_s']:>12.4g} {s['tokens_per_s']:>12.4g} {s['speedup']:>5.2f}x "
+                     f"{c['tokens_per_s']:>13.4g} {c['speedup']:>5.2f}x")
+    for m, x in res["crossover"].items():
+        where = f"B = {x['grid']} (bisection: {x['bisect']:.2f})" if x["grid"] else f"not below B = {res['bound']}"
+        lines.append(f"  crossover, {m.upper()}'s speedup over AR falls to 1: {where}")
+    return "\n".join(lines)

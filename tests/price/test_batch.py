@@ -1,12 +1,19 @@
 """Batches: the batched call's price, the lockstep closed forms against the Monte Carlo of ragged rounds,
 B = 1 against the paper's EWIF, and the crossover batch size."""
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from csd_lib.price.batch import (LINEAR, ar_rate, batch_call, check_batch, crossover, csd_rate, drafted_distribution,
-                                 expected_max, simulate_rounds, sd_rate, speedup)
+from csd_lib.cli.main import main
+from csd_lib.price.batch import (LINEAR, MAX_BATCH, ar_rate, batch_call, check_batch, crossover, csd_rate,
+                                 drafted_distribution, expected_max, format_batches, parse_batch_sizes, predict_batches,
+                                 sd_rate, simulate_rounds, speedup)
 from csd_lib.price.costmodel import CallFit, CostModel
+from csd_lib.price.costs import read_cost_file
 from csd_lib.price.ewif import ewif_sd, ewif_vc, simulate_vc
+from csd_lib.price.predict import paper_table
 
 CONST = CostModel.constant({"target": 1.0, "base": 0.3, "small": 0.1, "mag": 0.0})
 # a fitted-shape cost model: a per-call constant, per-token and per-cached-token terms (seconds)
@@ -123,3 +130,51 @@ def test_simulate_rounds_checks_its_input():
         simulate_rounds(FITTED, "tree", {}, 2)
     with pytest.raises(ValueError, match="whole number"):
         simulate_rounds(FITTED, "ar", {}, 2.5)
+
+
+COSTS = Path(__file__).resolve().parents[2] / "results" / "costs-tiny-t5-cpu.json"
+LEVELS = ["target", "base", "small", "mag"]
+
+
+def test_parse_batch_sizes():
+    assert parse_batch_sizes("8, 1,2,2") == [1, 2, 8]
+    for bad in ("", "0", "1,-2", "2.5", "x", f"{MAX_BATCH + 1}"):
+        with pytest.raises(ValueError, match="whole numbers from 1 to"):
+            parse_batch_sizes(bad)
+
+
+def test_predict_batches_on_the_committed_tiny_t5_costs():
+    cm = read_cost_file(str(COSTS), "tiny-t5", LEVELS[:-1])
+    table, _ = paper_table(LEVELS)
+    res = predict_batches(cm, table, ["base", "small"], [1, 4, 32])
+    assert res["prediction"] and {r["method"] for r in res["rows"]} == {"ar", "sd", "csd"}
+    row = {(r["method"], r["batch"]): r for r in res["rows"]}
+    assert all(row["ar", B]["speedup"] == 1.0 for B in (1, 4, 32))
+    sd = res["plans"]["sd"]
+    assert row["sd", 4]["tokens_per_s"] == pytest.approx(sd_rate(cm, sd["drafter"], sd["alphas"], sd["k"], 4).tokens_per_s)
+    for m in ("sd", "csd"):                     # the crossover is where this module's speedup falls to 1
+        x = res["crossover"][m]
+        assert x["grid"] is None or row[m, 1]["speedup"] > 1.0
+    text = format_batches(res)
+    assert text.startswith("predicted at batch size B") and "crossover, SD's speedup" in text
+    assert len(text.splitlines()) == 3 + 3 + 2
+    with pytest.raises(ValueError, match="no rates"):
+        predict_batches(cm, {}, ["base", "small"], [1])
+
+
+@pytest.mark.slow
+def test_cli_predict_batch_size_adds_to_the_prediction_unchanged(capsys):
+    """``predict --batch-size`` prints today's prediction byte for byte, then the batch table; --json one line."""
+    argv = ["predict", "--family", "tiny-t5", "--costs", str(COSTS)]
+    assert main(argv) == 0
+    plain = capsys.readouterr().out
+    assert main([*argv, "--batch-size", "1,2,4"]) == 0
+    batched = capsys.readouterr().out
+    # the costs note compares this machine's reference steps, timed on each run: every other line is the same
+    same = [line for line in plain.splitlines() if not line.startswith("  note: costs:")]
+    head = batched.splitlines()[:len(plain.splitlines())]
+    assert [line for line in head if not line.startswith("  note: costs:")] == same
+    assert batched.splitlines()[len(head)].startswith("predicted at batch size B")
+    assert main([*argv, "--batch-size", "1,8", "--saturation", "64", "--json"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["batch"]["saturation"] == 64.0
