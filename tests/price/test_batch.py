@@ -162,6 +162,20 @@ def test_predict_batches_on_the_committed_tiny_t5_costs():
         predict_batches(cm, {}, ["base", "small"], [1])
 
 
+def test_batch_speedup_figure_reads_without_colour():
+    from csd_lib.viz import batch_speedup_figure
+    res = predict_batches(FITTED, {("target", "base"): [0.8], ("target", "small"): [0.7], ("base", "small"): [0.7]},
+                          ["base", "small"], [1, 2, 4, 8, 16, 32, 64])
+    fig = batch_speedup_figure(res)
+    lines = [t for t in fig.data if t.name]
+    assert [t.name for t in lines] == ["AR", "SD", "CSD"]
+    assert len({(t.line.dash, t.marker.symbol) for t in lines}) == 3          # dash and marker, not hue alone
+    assert list(lines[1].y) == [r["speedup"] for r in res["rows"] if r["method"] == "sd"]
+    crossings = [s.x0 for s in fig.layout.shapes]
+    assert crossings == [res["crossover"][m]["bisect"] for m in ("sd", "csd") if res["crossover"][m]["grid"]]
+    assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
+
+
 @pytest.mark.slow
 def test_cli_predict_batch_size_adds_to_the_prediction_unchanged(capsys):
     """``predict --batch-size`` prints today's prediction byte for byte, then the batch table; --json one line."""
