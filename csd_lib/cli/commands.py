@@ -27,9 +27,8 @@ from ..measure.acceptance import acceptance_table, complete_table
 from ..price.batch import LINEAR, format_batches, predict_batches
 from ..price.costmodel import CostModel
 from ..price.costs import bench_costs, load_costs, measure_costs, read_cost_file, save_costs
-from ..price.predict import _acceptance_source as acceptance_source  # the table predict priced on
-from ..price.predict import (PRICED_TOKENS, bench_prices, format_budget_ranking, format_device_prediction,
-                             family_spec, generation_seconds, predict_for_device, rank_run_budgets,
+from ..price.predict import (PRICED_TOKENS, acceptance_source, bench_prices, family_spec, format_budget_ranking,
+                             format_device_prediction, generation_seconds, predict_for_device, rank_run_budgets,
                              read_acceptance_file)
 from ..price.tune import tree_budget_grid, tune_tree
 from ..report.summary import format_table, summarize, summary_json

@@ -12,8 +12,8 @@ from ..families.family import FAMILIES
 from ..families.tasks import SPLITS, TASKS
 from ..measure.records import ALL_METHODS as BENCH_METHODS
 from ..measure.records import DEFAULT_METHODS
-from .args import (FileArg, batch_sizes, device_arg, file_args, finite_float, method_list, model_id, model_ids, positive_float,
-                   positive_int, saturation_tokens, seed_int)
+from .args import (FileArg, batch_sizes, device_arg, file_args, finite_float, method_list, model_id, model_ids,
+                   positive_float, positive_int, saturation_tokens, seed_int)
 from .commands import cmd_bench, cmd_costs, cmd_demo, cmd_generate, cmd_predict, cmd_shadow
 
 DTYPES = sorted(config.DTYPES_BY_NAME)
