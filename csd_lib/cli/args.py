@@ -19,6 +19,7 @@ from ..families.family import Family, check_method, load_family
 from ..fileio import PACKED, check_input_path, check_output_path, read_jsonl, read_text
 from ..measure.records import ALL_METHODS as BENCH_METHODS
 from ..measure.records import base_method
+from ..price.batch import parse_batch_sizes
 
 log = logging.getLogger(__name__)
 MAX_PROMPTS_BYTES = 64 * 2 ** 20  # a prompts file: thousands of long prompts fit
@@ -222,6 +223,23 @@ def model_id(text: str) -> str:
 def model_ids(text: str) -> str:
     """``--drafters``: comma-separated :func:`model_id` values."""
     return ",".join(model_id(t.strip()) for t in text.split(",") if t.strip())
+
+
+def batch_sizes(text: str) -> list[int]:
+    """``predict --batch-size``: :func:`csd_lib.price.batch.parse_batch_sizes`, refused in one line."""
+    try:
+        return parse_batch_sizes(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def saturation_tokens(text: str) -> float:
+    """``predict --saturation``: tokens a call feeds at one row's price, a finite number >= 1."""
+    x = finite_float(text)
+    if x < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1 (tokens a batched call feeds at one row's price; "
+                                         f"1: none, the linear model)")
+    return x
 
 
 def positive_int(text: str) -> int:

@@ -23,9 +23,13 @@ from ..fileio import write_atomic
 from ..measure.bench import check_examples, duration, results_lock, resume_problem, run_bench, setting_methods
 from ..measure.records import read_records
 from ..measure.specbench import write_spec_bench
+from ..measure.acceptance import acceptance_table, complete_table
+from ..price.batch import LINEAR, format_batches, predict_batches
+from ..price.costmodel import CostModel
 from ..price.costs import bench_costs, load_costs, measure_costs, read_cost_file, save_costs
-from ..price.predict import (PRICED_TOKENS, bench_prices, format_budget_ranking, format_device_prediction,
-                             generation_seconds, predict_for_device, rank_run_budgets, read_acceptance_file)
+from ..price.predict import (PRICED_TOKENS, acceptance_source, bench_prices, family_spec, format_budget_ranking,
+                             format_device_prediction, generation_seconds, predict_for_device, rank_run_budgets,
+                             read_acceptance_file)
 from ..price.tune import tree_budget_grid, tune_tree
 from ..report.summary import format_table, summarize, summary_json
 from ..teach.demo import run_demo
@@ -166,10 +170,15 @@ def cmd_shadow(args) -> None:
 
 
 def cmd_predict(args) -> None:
+    if args.method is not None and args.batch_size is not None:
+        raise ValueError(f"--batch-size predicts AR, SD and CSD; --method {args.method}'s tree budgets are priced at "
+                         f"batch size 1 only: leave one out")
     if args.method is not None:
         return predict_trees(args)
     if args.tree:
         raise ValueError("--tree is a tree method's budget: give --method tree-sd, csd-tree or medusa with it")
+    if args.saturation is not None and args.batch_size is None:
+        raise ValueError("--saturation prices batched calls: give --batch-size with it")
     if args.device is None or torch.device(args.device).type == "cpu":
         torch.set_num_threads(args.threads)
     drafters = [d.strip() for d in (args.drafters or "").split(",") if d.strip()]
@@ -181,9 +190,27 @@ def cmd_predict(args) -> None:
                              cost_file=args.costs, max_new_tokens=args.max_new_tokens,
                              prompt_tokens=args.prompt_tokens, seconds=args.seconds, target=args.target,
                              drafters=drafters, progress=True)
+    if args.batch_size is not None:
+        res["batch"] = _predict_batches(args, res)
     if args.out:
         write_atomic(args.out, json.dumps(res) + "\n", "--out")
-    print(json.dumps(res) if args.json else format_device_prediction(res), flush=True)
+    text = format_device_prediction(res) + ("\n" + format_batches(res["batch"]) if "batch" in res else "")
+    print(json.dumps(res) if args.json else text, flush=True)
+
+
+def _predict_batches(args, res: dict) -> dict:
+    """``predict --batch-size``: the batch-1 prediction's cost model and acceptance (a results file's runs pooled)
+    at each batch size, at the cache length it priced (:func:`csd_lib.price.batch.predict_batches`)."""
+    cm = CostModel.from_dict(res["cost_model"])
+    spec = family_spec(_named_family(args), args.target, [d.strip() for d in (args.drafters or "").split(",")
+                                                         if d.strip()])
+    levels = ["target", *spec["neural"], "mag"]
+    table, recs, _ = acceptance_source(args.acceptance, levels, spec)
+    if recs is not None:
+        table = complete_table(acceptance_table([r.stats for r in recs if r.stats.get("acceptance")],
+                                                min_reached=1), levels)
+    L = (1.0 if spec["seq2seq"] else float(args.prompt_tokens)) + res["tokens"] / 2
+    return predict_batches(cm, table, spec["neural"], args.batch_size, L, args.saturation or LINEAR)
 
 
 def predict_trees(args) -> None:

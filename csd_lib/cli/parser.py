@@ -12,8 +12,8 @@ from ..families.family import FAMILIES
 from ..families.tasks import SPLITS, TASKS
 from ..measure.records import ALL_METHODS as BENCH_METHODS
 from ..measure.records import DEFAULT_METHODS
-from .args import (FileArg, device_arg, file_args, finite_float, method_list, model_id, model_ids, positive_float,
-                   positive_int, seed_int)
+from .args import (FileArg, batch_sizes, device_arg, file_args, finite_float, method_list, model_id, model_ids,
+                   positive_float, positive_int, saturation_tokens, seed_int)
 from .commands import cmd_bench, cmd_costs, cmd_demo, cmd_generate, cmd_predict, cmd_shadow
 
 DTYPES = sorted(config.DTYPES_BY_NAME)
@@ -201,6 +201,12 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     pr.add_argument("--n", type=positive_int, default=6, help="with --method: prompts the probe runs")
     pr.add_argument("--measure", type=int, default=2,
                     help="with --method and no --acceptance: best priced budgets measured against AR (0: none)")
+    pr.add_argument("--batch-size", type=batch_sizes, default=None, metavar="B,B",
+                    help="also predict AR, SD and CSD at these batch sizes (e.g. 1,2,4,8,16,32): tokens/s over the "
+                         "batch, speedup over AR at the same B, and the crossover B where it falls to 1")
+    pr.add_argument("--saturation", type=saturation_tokens, default=None, metavar="TOKENS",
+                    help="with --batch-size: tokens a batched call feeds at one row's price (a GPU below "
+                         "saturation; default 1: every token fed costs its share, as on a CPU)")
     pr.add_argument("--json", action="store_true", help="print the prediction as one JSON line")
     pr.add_argument("--out", type=FileArg("out", (".json", ".jsonl")), default=None, help="also write the prediction as JSON to this file")
     pr.set_defaults(func=cmd_predict)

@@ -4,10 +4,12 @@ Cost: :mod:`~csd_lib.price.costmodel` is the :class:`~csd_lib.price.costmodel.Co
 each model costs as a fitted function (also built from per-call constants or a family's load probe);
 :mod:`~csd_lib.price.costs` measures one on this machine, stores it and chooses the stored one that fits
 this machine class. Prediction: :mod:`~csd_lib.price.ewif` is the paper's theory and the Algorithm 1
-simulator (:func:`~csd_lib.price.ewif.predict_speedup`); :mod:`~csd_lib.price.pricing` is the one price of a
+simulator (:func:`~csd_lib.price.ewif.predict_speedup`); :mod:`~csd_lib.price.batch` extends both to a
+batch of B rows in lockstep (a call priced by the tokens it feeds across rows; the crossover batch size);
+:mod:`~csd_lib.price.pricing` is the one price of a
 plan (:func:`~csd_lib.price.pricing.price_plan`) and of a method's generation before it runs;
 :mod:`~csd_lib.price.predict` holds the entry points (``predict_from_runs``, ``predict_for_device``, the CLI's
 ``predict``, and ``predict_for_tuner``); :mod:`~csd_lib.price.tune` chooses K, lenience and tree budgets by
-predicting, then measuring the best few. The imports run one way: costmodel, ewif, pricing, costs, predict,
+predicting, then measuring the best few. The imports run one way: costmodel, ewif, batch, pricing, costs, predict,
 tune (each imports only those before it in that order; costs prices its probe with pricing).
 """

@@ -687,7 +687,7 @@ def predict_for_device(family_name: str | None, acceptance: str = "paper", devic
     spec = family_spec(family_name, target, drafters)
     family_name, real, neural = spec["name"], spec["real"], spec["neural"]
     levels = ["target", *neural, "mag"]
-    table, recs, notes = _acceptance_source(acceptance, levels, spec)
+    table, recs, notes = acceptance_source(acceptance, levels, spec)
     cm = read_cost_file(cost_file, family_name, levels[:-1]) if cost_file else None
     info = config.describe_device(device)
     out = {"family": family_name, "device": device_name(device) if device is not None else device_name(),
@@ -728,7 +728,7 @@ def _costs_machine(spec: dict, device, cm: CostModel):
     return match_fingerprints(fingerprint(environment(device), reference), cost_fingerprint(cm))
 
 
-def _acceptance_source(acceptance: str, levels: list[str], spec: dict) -> tuple[dict | None, list | None, list[str]]:
+def acceptance_source(acceptance: str, levels: list[str], spec: dict) -> tuple[dict | None, list | None, list[str]]:
     """(table, records, notes) of ``acceptance``: the paper's profile, a results file's records (table
     None) or rates given as text (records None)."""
     table, recs, notes = None, None, []

@@ -40,3 +40,31 @@ def forecast_figure(res: dict, title: str | None = None):
                       xaxis_title="k (tokens drafted per target review)", yaxis_title="predicted speedup over AR",
                       template="plotly_white")
     return fig
+
+
+def batch_speedup_figure(res: dict, title: str | None = None):
+    """Predicted speedup over AR at the same batch size against B, one line per method, the crossovers marked.
+
+    ``res``: :func:`csd_lib.price.batch.predict_batches`' result. Each method takes the palette's series style
+    (Okabe-Ito colour, dash and marker), so the lines read without colour; B on a log-2 axis.
+    """
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
+    from .palette import series_style
+    fig = go.Figure()
+    names = {"ar": "AR", "sd": "SD", "csd": "CSD"}
+    for i, method in enumerate(names):
+        rows = sorted((r for r in res["rows"] if r["method"] == method), key=lambda r: r["batch"])
+        st = series_style(i)
+        fig.add_scatter(x=[r["batch"] for r in rows], y=[r["speedup"] for r in rows], mode="lines+markers",
+                        name=names[method], line=dict(color=st["color"], dash=st["dash"]),
+                        marker=dict(symbol=st["symbol"], size=8, color=st["color"]),
+                        hovertemplate=f"{names[method]}, B=%{{x}}: %{{y:.2f}}x<extra></extra>")
+        x = res["crossover"].get(method, {}).get("bisect")
+        if x is not None:
+            fig.add_vline(x=x, line=dict(color=st["color"], dash="dot"),
+                          annotation_text=f"{names[method]} crossover B≈{x:.1f}")
+    sat = "linear cost per token fed" if res["saturation"] == 1.0 else f"saturation {res['saturation']:g} tokens"
+    fig.update_layout(title=title or f"Predicted speedup over AR at the same batch size ({sat})",
+                      xaxis=dict(title="batch size B (rows per call)", type="log", dtick=0.30103),
+                      yaxis_title="predicted speedup over AR at B", template="plotly_white")
+    return fig

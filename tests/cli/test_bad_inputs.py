@@ -262,6 +262,18 @@ CASES = [
     Case("cli-bench-device-bogus", "argument --device: 'bogus' is not a torch device",
          argv=(*BENCH, "--device", "bogus", "--out", "{d}/out.jsonl"), code=2),
     Case("cli-demo-n", "argument --n: 'x' is not an integer", argv=("demo", "--n", "x"), code=2),
+    Case("cli-predict-batch-size-zero", "argument --batch-size: '1,0': give batch sizes as whole numbers from 1 to",
+         argv=("predict", "--family", "tiny-t5", "--batch-size", "1,0"), code=2),
+    Case("cli-predict-batch-size-word", "argument --batch-size: 'many': give batch sizes as whole numbers",
+         argv=("predict", "--family", "tiny-t5", "--batch-size", "many"), code=2),
+    Case("cli-predict-batch-size-huge", "argument --batch-size: '8,99999': give batch sizes as whole numbers from 1 "
+         "to 4096", argv=("predict", "--family", "tiny-t5", "--batch-size", "8,99999"), code=2),
+    Case("cli-predict-saturation-low", "argument --saturation: '0.5' must be >= 1",
+         argv=("predict", "--family", "tiny-t5", "--batch-size", "2", "--saturation", "0.5"), code=2),
+    Case("cli-predict-saturation-alone", "--saturation prices batched calls: give --batch-size with it",
+         argv=("predict", "--family", "tiny-t5", "--saturation", "64"), code=2),
+    Case("cli-predict-batch-size-tree", "--batch-size predicts AR, SD and CSD; --method csd-tree's tree budgets",
+         argv=("predict", "--family", "tiny-llama", "--method", "csd-tree", "--batch-size", "2"), code=2),
 ]
 
 
