@@ -15,12 +15,13 @@ from .. import config
 from ..engine.cascade import encode_prompt, generate
 from ..engine.inputs import check_prompt_text
 from ..engine.methods import REFERENCE, find
-from ..engine.plan import (METHODS, check_lenience, check_max_new_tokens, check_method_args, check_temperature,
-                           check_tree_budget)
+from ..engine.plan import (METHODS, check_lenience, check_max_new_tokens, check_method_args, check_policy_args,
+                           check_temperature, check_tree_budget)
 from ..families.shadow import DEFAULT_PRESETS, build_shadows, describe
 from ..families.tasks import SPEC_BENCH, load_task, spec_bench_note
 from ..fileio import write_atomic
-from ..measure.bench import check_examples, duration, results_lock, resume_problem, run_bench, setting_methods
+from ..measure.bench import (check_examples, duration, policy_methods, results_lock, resume_problem, run_bench,
+                             setting_methods)
 from ..measure.records import read_records
 from ..measure.specbench import write_spec_bench
 from ..measure.acceptance import acceptance_table, complete_table
@@ -45,6 +46,7 @@ def cmd_generate(args) -> None:
     check_temperature(args.temperature)
     mag_lenience = None if args.mag_lenience is None else args.mag_lenience == "lenient"
     check_method_args(args.method, args.k, args.lenience, mag_lenience=mag_lenience)
+    check_policy_args(args.method, args.draft_policy, args.confidence)
     k = read_k(args.k)
     tree = check_tree_budget(args.tree, args.method) if args.tree is not None else None  # before anything loads
     prompts = [args.prompt] if args.prompt is not None else read_prompts(args.prompts_file)
@@ -61,7 +63,8 @@ def cmd_generate(args) -> None:
     for p in prompts:
         g = generate(fam, p, args.method, k=k, lenience=args.lenience, temperature=args.temperature,
                      seed=args.seed, max_new_tokens=args.max_new_tokens, mag_lenience=mag_lenience,
-                     tree=tree, branch_below=args.branch_below)
+                     tree=tree, branch_below=args.branch_below, draft_policy=args.draft_policy,
+                     confidence=args.confidence)
         if args.json:
             print(json.dumps(g.to_dict(events=args.events)), flush=True)
         else:
@@ -100,6 +103,7 @@ def cmd_bench(args) -> None:
             raise ValueError(f"{flag} is for {users}, which --methods {args.methods} does not run; add one to "
                              f"--methods or drop {flag}")
     check_max_new_tokens(args.max_new_tokens)
+    policy = bench_policy(args, methods)
     args.k = read_k(args.k)
     cost_model = read_cost_file(args.costs, _named_family(args)) if args.costs not in (None, "none") else None
     out = Path(args.out)
@@ -124,7 +128,7 @@ def cmd_bench(args) -> None:
             print(f"note: family '{fam.name}' has one drafter; skipping '{m}'", file=sys.stderr)
             methods.remove(m)
         settings = dict(max_new_tokens=args.max_new_tokens, k=args.k, lenience=args.lenience, sd_k=args.sd_k,
-                        split=args.split, mag_lenience=mag_lenience, clock=args.clock)
+                        split=args.split, mag_lenience=mag_lenience, clock=args.clock, policy=policy)
         problem = resume_problem(read_records(out), fam, examples, [REFERENCE, *methods], **settings)
         if problem and not args.new_out:
             raise ValueError(f"{out} holds another run's results ({problem}); run with its settings to resume it, "
@@ -155,6 +159,24 @@ def cmd_bench(args) -> None:
     if args.plot:
         write_atomic(args.plot, bench_figure(summary, title=f"{fam.name} on {args.task}")
                      .to_html(include_plotlyjs=True, full_html=True), "--plot")
+
+
+def bench_policy(args, methods: list[str]) -> dict | None:
+    """``bench --draft-policy`` and ``--confidence``, checked before anything loads: the policy the methods that take
+    it run (a note names the others, which run K as given); None: K as given."""
+    if args.draft_policy is None:
+        check_policy_args("csd", None, args.confidence)  # a --confidence alone is refused
+        return None
+    check_policy_args("csd", args.draft_policy, args.confidence)
+    takers = policy_methods(args.draft_policy, methods)
+    if not takers:
+        raise ValueError(f"--draft-policy {args.draft_policy} is for the methods that draft a chain (sd, mag, staged, "
+                         f"csd); --methods {args.methods} runs none: add one or drop --draft-policy")
+    others = [m for m in methods if m not in takers]
+    if others:
+        print(f"note: --draft-policy {args.draft_policy} applies to {', '.join(takers)}; {', '.join(others)} run K "
+              f"as given", file=sys.stderr)
+    return {"draft_policy": args.draft_policy, "confidence": args.confidence}
 
 
 def cmd_shadow(args) -> None:

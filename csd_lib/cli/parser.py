@@ -8,6 +8,7 @@ import sys
 
 from .. import config
 from ..engine.plan import ENGINE_METHODS, TREE_METHODS
+from ..engine.policy import CONFIDENCE, POLICIES
 from ..families.family import FAMILIES
 from ..families.tasks import SPLITS, TASKS
 from ..measure.records import ALL_METHODS as BENCH_METHODS
@@ -62,6 +63,18 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                         "fp16 on T4/V100, else fp32)")
 
 
+def add_policy_args(p: argparse.ArgumentParser, which: str = "") -> None:
+    """The draft-length policy (csd_lib.engine.policy): shared by generate and bench."""
+    p.add_argument("--draft-policy", choices=POLICIES, default=None,
+                   help=f"how far each level drafts per round{which}: 'fixed' (K as given, the default), 'schedule' "
+                        f"(+2 after a fully accepted draft, -1 otherwise), 'confidence' (a drafter's draft ends at a "
+                        f"token whose top-1 probability is below --confidence), 'ewif' (the length with the most "
+                        f"expected tokens per cost from this generation's acceptance); K's row totals bound them")
+    p.add_argument("--confidence", type=finite_float, default=None,
+                   help=f"with --draft-policy confidence: the top-1 probability below which a draft ends "
+                        f"(default: {CONFIDENCE})")
+
+
 # long: the CLI's argument table, one add_argument per option of every command
 def parser(prog: str | None = None) -> argparse.ArgumentParser:
     ap = _Parser(prog=prog or prog_name(), description=__doc__, formatter_class=_Help)
@@ -91,6 +104,7 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     g.add_argument("--mag-lenience", choices=("paper", "lenient"), default=None,
                    help="csd only: 'paper' reviews MaG's tokens strictly (the paper's rule, the default), "
                         "'lenient' applies --lenience to them too")
+    add_policy_args(g)
     g.add_argument("--temperature", type=finite_float, default=0.0, help="0 = greedy")
     g.add_argument("--seed", type=seed_int, default=None, help="sampling seed (default: a fresh random one)")
     g.add_argument("--max-new-tokens", type=positive_int, default=200, help="tokens to generate at most")
@@ -120,6 +134,7 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="csd only: 'paper' reviews MaG's tokens strictly (the paper's rule, the default), "
                         "'lenient' applies the lenience to them too")
     b.add_argument("--sd-k", type=positive_int, default=None, help="draft length of sd (default: the family's)")
+    add_policy_args(b, " (of every method that takes it; the others run K as given)")
     b.add_argument("--max-new-tokens", type=positive_int, default=128, help="tokens to generate per example")
     b.add_argument("--out", type=FileArg("inout", (".jsonl", ".json")), required=True,
                    help="results JSONL; resumed if it exists and holds the same run (family, task, split, "

@@ -2,7 +2,8 @@
 
 Each method is one :class:`~csd_lib.engine.methods.Method` in the registry (:mod:`~csd_lib.engine.methods`:
 how to plan, run, price and label it); a :class:`~csd_lib.engine.plan.Plan` says what a generation runs
-(method, drafters, K, lenience);
+(method, drafters, K, lenience, draft-length policy: :mod:`~csd_lib.engine.policy` says how far each level drafts per
+round: K as given, transformers' schedule, a confidence stop or the EWIF-best length);
 :mod:`~csd_lib.engine.cascade` runs it with every level behind one drafter interface, deciding
 acceptance only through :func:`~csd_lib.engine.review.review` (paper notation); Max-Gram
 (:mod:`~csd_lib.engine.mag`) is the free bottom drafter; :class:`~csd_lib.engine.models.LM` is the one

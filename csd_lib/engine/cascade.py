@@ -14,6 +14,7 @@ sub-cascade below drafter ``i`` uses ``K[i+1:, i+1:]``.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from .generation import Generation
@@ -23,21 +24,24 @@ from .mag import MaG
 from .models import LM
 from .methods import CASCADE, DRAFTER, HEADS, get
 from .plan import MAG, MAG_LENIENCE, METHODS, Plan, make_plan, validate_k
+from .policy import DraftLength
 from .prompts import prompt_ids
 from .stats import Stats
 from .tree_methods import CSDTree, MedusaTop, TreeSD, TreeTop
 
 __all__ = ["METHODS", "Ctx", "Block", "Drafter", "MaGLevel", "Level", "build_cascade", "encode_prompt", "generate",
-           "run_plan"]
+           "row_policies", "run_plan"]
 
 
 # -- building a cascade from a plan ---------------------------------------------------
 
-def build_cascade(target: LM, drafters: list, k, lenience: float = 1.0, mag_lenience: bool = MAG_LENIENCE) -> Level:
+def build_cascade(target: LM, drafters: list, k, lenience: float = 1.0, mag_lenience: bool = MAG_LENIENCE,
+                  policies: list[DraftLength] | None = None) -> Level:
     """Algorithm 1 as a tree of drafters. ``drafters`` are largest first; MaG may only be last.
 
     ``mag_lenience=False`` reviews MaG's tokens strictly (the paper, Appendix B): lenience only
-    between neural drafters.
+    between neural drafters. ``policies``: one draft-length policy per row of K (:func:`row_policies`;
+    None: K as given).
     """
     n = len(drafters)
     for i, d in enumerate(drafters):
@@ -46,6 +50,7 @@ def build_cascade(target: LM, drafters: list, k, lenience: float = 1.0, mag_leni
     if n == 0:
         return Level(target, [], [], top=True)
     k = validate_k(k, n)
+    rows = list(policies) if policies else [None] * n  # rows[r]: the level that reviews with K[r]
     levels: list = [None] * n
     for i in reversed(range(n)):
         d = drafters[i]
@@ -53,8 +58,19 @@ def build_cascade(target: LM, drafters: list, k, lenience: float = 1.0, mag_leni
             levels[i] = MaGLevel(d, target.vocab_size)
         else:
             levels[i] = Level(d, levels[i + 1:], k[i + 1][i + 1:] if i + 1 < n else [], lenience,
-                              mag_lenience=mag_lenience)
-    return Level(target, levels, k[0], top=True)
+                              mag_lenience=mag_lenience, policy=rows[i + 1] if i + 1 < n else None)
+    return Level(target, levels, k[0], top=True, policy=rows[0])
+
+
+def row_policies(plan: Plan) -> list[DraftLength]:
+    """The plan's draft-length policy of each K row (row 0: the target's; row ``r``: drafter ``r - 1``'s), with
+    that row's running K sums and, for ewif, its sub-drafters' call costs relative to the row's reviewer."""
+    out = []
+    for r, kind in enumerate(plan.draft_policy):
+        own = 1.0 if r == 0 or not plan.draft_costs else plan.draft_costs[r - 1]
+        costs = [c / own for c in plan.draft_costs[r:]]
+        out.append(DraftLength(kind, np.cumsum(plan.k[r][r:]).tolist(), plan.confidence, costs))
+    return out
 
 
 def build_tree_top(target: LM, plan: Plan, drafters: list, medusa=None) -> TreeTop:
@@ -83,7 +99,8 @@ def encode_prompt(family, prompt) -> list[int]:
 def generate(family, prompt, method: str = "csd", k=None, lenience=None, temperature: float = 0.0,
              seed: int | None = None, max_new_tokens: int = 200, drafter: str | None = None,
              naive: bool = False, mag_lenience: bool | None = None, tree=None,
-             branch_below: float | None = None) -> Generation:
+             branch_below: float | None = None, draft_policy=None, confidence: float | None = None,
+             draft_costs=None) -> Generation:
     """Generate with one of ``ar``, ``sd``, ``mag``, ``staged``, ``csd`` or the tree methods ``tree-sd``,
     ``medusa``, ``csd-tree`` (``tree``: the tree budget, nodes per depth; ``branch_below``: where a drafter
     adds its second choice; :func:`csd_lib.engine.plan.make_plan`).
@@ -91,12 +108,15 @@ def generate(family, prompt, method: str = "csd", k=None, lenience=None, tempera
     Greedy when ``temperature == 0``. ``naive=True`` makes upper levels review against
     the drafters' raw distributions instead of the effective ones: a deliberately
     biased variant, kept to show what exactness needs. ``mag_lenience`` (csd only): whether
-    lenience also applies to MaG's tokens (None: the default, ``plan.MAG_LENIENCE``). The settings become a
+    lenience also applies to MaG's tokens (None: the default, ``plan.MAG_LENIENCE``). ``draft_policy`` (fixed,
+    schedule, confidence or ewif, or one per K row), ``confidence`` and ``draft_costs``: how far each round drafts
+    (:mod:`csd_lib.engine.policy`). The settings become a
     :class:`csd_lib.engine.plan.Plan` (:func:`csd_lib.engine.plan.make_plan`), kept in ``Generation.plan``.
     """
     check_family(family)
     plan = make_plan(family, method, k, lenience, drafter, temperature, max_new_tokens, seed, naive, mag_lenience,
-                     tree=tree, branch_below=branch_below)
+                     tree=tree, branch_below=branch_below, draft_policy=draft_policy, confidence=confidence,
+                     draft_costs=draft_costs)
     ids = encode_prompt(family, prompt)
     return run_plan(family, plan, ids)
 
@@ -111,7 +131,8 @@ def run_plan(family, plan: Plan, ids: list[int]) -> Generation:
     if method.is_tree:
         top = build_tree_top(target, plan, drafters, getattr(family, "medusa", None))
     else:
-        top = build_cascade(target, drafters, [list(r) for r in plan.k], plan.lenience, plan.mag_lenience)
+        top = build_cascade(target, drafters, [list(r) for r in plan.k], plan.lenience, plan.mag_lenience,
+                            row_policies(plan))
     gen = None
     if plan.temperature > 0:
         gen = torch.Generator(device="cpu")  # samples do not depend on the device

@@ -41,6 +41,9 @@ class Event:
     parents: list[int] = field(default_factory=list)     # each node's parent (-1: the root)
     path: list[int] = field(default_factory=list)        # the accepted nodes, root first
     branch: list[int] = field(default_factory=list)      # each node's rank among its drafter's choices (0: first)
+    # Chain reviews: the length the reviewer's draft-length policy asked for (csd_lib.engine.policy; K's row total
+    # under fixed); ``len(tokens)`` is what was drafted (tokens left may cut it, a block overshoot it, a stop end it).
+    draft_length: int = 0
 
 
 def time_to_first_token(commit_times) -> float:
@@ -83,6 +86,11 @@ class Generation:
         if events:
             d["events"] = [asdict(e) for e in self.events]
         return d
+
+    def draft_lengths(self, depth: int = 0) -> list[int]:
+        """Tokens drafted for each review at ``depth`` (0: the target's, one per round), in order: the lengths a
+        draft-length policy (:mod:`csd_lib.engine.policy`) gave over this generation."""
+        return [len(e.tokens) for e in self.events if e.depth == depth]
 
     def provenance_counts(self) -> dict[str, int]:
         out: dict[str, int] = {}

@@ -22,6 +22,7 @@ from .generation import TARGET_BONUS, TARGET_CORRECTION, Event
 from .mag import MaG
 from .models import LM
 from .plan import MAG, MAG_LENIENCE
+from .policy import DraftLength
 from .review import Lenience, effective_q, is_lenient, probs, review, review_greedy
 from .stats import PairStats
 
@@ -89,17 +90,20 @@ class Level:
     """A model that reviews its sub-drafters' proposals (Algorithm 1, one level)."""
 
     def __init__(self, lm: LM, subs: list[Drafter], budgets: list[int], lenience: float = 1.0, top: bool = False,
-                 mag_lenience: bool = MAG_LENIENCE):
+                 mag_lenience: bool = MAG_LENIENCE, policy: DraftLength | None = None):
         self.lm, self.subs, self.budgets = lm, subs, list(budgets)
         self.lenience = 1.0 if top else float(lenience)  # the target's review is always strict
         self.mag_lenience = bool(mag_lenience)  # False: MaG's tokens are reviewed strictly (the paper)
         self.top, self.name = top, lm.name
         self.thresholds = np.cumsum(self.budgets).tolist() if self.budgets else []
+        # how far each round drafts (csd_lib.engine.policy; default: K as given)
+        self.policy = policy if policy is not None else DraftLength(thresholds=self.thresholds)
         self.base: list[int] = []  # decoder sequence before any output token, set per prompt by start()
 
     def start(self, prompt: list[int]) -> None:
-        """Begin a generation: a fresh meter, and the model's sequence before any output token."""
+        """Begin a generation: a fresh meter and policy, and the model's sequence before any output token."""
         self.lm.meter.reset()
+        self.policy.start()
         self.base = self.lm.start(prompt)
 
     def _draft(self, ctx: Ctx, prefix: list[int], limit: int, depth: int):
@@ -107,17 +111,19 @@ class Level:
         blocks: list[Block] = []
         prov: list[str] = []
         who: list[str] = []
-        eos = False
+        eos = stop = False
+        keys = [f"{self.name}<-{sub.name}" for sub in self.subs]
+        limit = self.policy.limit(limit, ctx.acceptance, keys)  # this round's length (fixed: as K says)
         for sub, thr in zip(self.subs, self.thresholds):
             thr = min(thr, limit)
-            while len(tokens) < thr and not eos:
+            while len(tokens) < thr and not (eos or stop):
                 blk = sub.propose(ctx, prefix + tokens, limit - len(tokens), depth + 1)
                 tokens += blk.tokens
                 blocks.append(blk)
                 prov += blk.provenance
                 who += [sub.name] * len(blk.tokens)
-                eos = blk.eos
-            if eos:
+                eos, stop = blk.eos, self.policy.stops(blk)
+            if eos or stop:
                 break
         return tokens, blocks, prov, who, eos
 
@@ -138,6 +144,7 @@ class Level:
                 lam = torch.tensor(lam, dtype=p.dtype, device=p.device)  # (m,)
             r = review(p, x, q, lam, False, ctx.generator)
         a = r.n_accepted
+        self.policy.update(m, a)
         self._log(ctx, depth, prefix, tokens, prov, who, r, qx if ctx.greedy else None)
         if a == m and eos:  # the draft ended with an accepted EOS: nothing follows it
             out, own = tokens, []
@@ -188,7 +195,8 @@ class Level:
             best, px = r.best, r.px
         ctx.events.append(Event(len(ctx.events), depth, self.name, len(prefix), tokens, prov, who,
                                 r.accept_prob.tolist(), a, r.next_token, r.bonus, self.lenience,
-                                [t == b for t, b in zip(tokens, best)], px, list(qx or [])))
+                                [t == b for t, b in zip(tokens, best)], px, list(qx or []),
+                                draft_length=self.policy.last))
 
 
 def _second_choices(logits: torch.Tensor, out: list[int], branch_below: float) -> list[int | None]:

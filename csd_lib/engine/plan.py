@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, fields, replace
 import numpy as np
 
 from .methods import ALL, CASCADE, DRAFTER, HEADS, REFERENCE, get, names
+from .policy import CONFIDENCE, FIXED, POLICIES
 
 METHODS = names(engine=True, default=True, tree=False)  # linear drafts: every family runs them
 TREE_METHODS = names(tree=True)                           # token trees, decoder-only targets (engine/tree.py)
@@ -142,6 +143,48 @@ def check_naive(naive) -> bool:
     return bool(naive)
 
 
+def check_draft_policy(policy, method: str, rows: int | None = None) -> tuple[str, ...]:
+    """A draft-length policy (:mod:`csd_lib.engine.policy`): one name for every level, or one per K row (row 0:
+    the target's review); as one name per row when ``rows`` is given, else as given."""
+    names_ = [policy] if isinstance(policy, str) else list(policy) if isinstance(policy, (list, tuple)) else None
+    if names_ == [] and rows == 0:  # a plan without drafters has no K row
+        return ()
+    if not names_ or any(not isinstance(p, str) or p not in POLICIES for p in names_):
+        raise ValueError(f"bad draft policy {policy!r}: give one of {', '.join(POLICIES)} (every level), or a list "
+                         f"of them, one per row of K (the target's review first)")
+    m = get(method, engine=True)
+    if any(p != FIXED for p in names_) and (m.is_tree or not m.takes_k):
+        why = "reviews a token tree whose budget is set per depth (docs/REFERENCE.md)" if m.is_tree else "drafts nothing"
+        raise ValueError(f"method {method!r} {why}: it takes only the draft policy {FIXED!r}, got {policy!r}")
+    if "confidence" in names_ and m.neural == 0:
+        raise ValueError(f"the confidence policy stops a neural drafter's block; method {method!r} drafts with MaG "
+                         f"alone, which has no probabilities: use fixed, schedule or ewif")
+    if rows is None:
+        return tuple(names_)
+    if len(names_) not in (1, rows):
+        raise ValueError(f"a draft policy per level needs {rows} names, one per row of K (the target's review "
+                         f"first), or one for every level; got {len(names_)}: {policy!r}")
+    return tuple(names_) * (rows if len(names_) == 1 else 1)
+
+
+def check_confidence(x) -> float:
+    """A probability in [0, 1]: the confidence policy ends a draft after a block whose top-1 is below it."""
+    if not _is_number(x) or not 0 <= x <= 1:
+        raise ValueError(f"confidence must be a probability in [0, 1] (a draft ends after a drafter's token whose "
+                         f"top-1 probability is below it; default {CONFIDENCE}), got {x!r}")
+    return float(x)
+
+
+def check_draft_costs(costs, drafters) -> tuple[float, ...]:
+    """The ewif policy's cost of one call of each drafter relative to one target call: > 0 (MaG's >= 0)."""
+    ok = isinstance(costs, (list, tuple)) and len(costs) == len(drafters) and all(
+        _is_number(c) and np.isfinite(c) and (c >= 0 if d == MAG else c > 0) for c, d in zip(costs, drafters))
+    if not ok:
+        raise ValueError(f"draft_costs (the ewif policy's cost of one call of each drafter, one target call being "
+                         f"1) must hold one finite number per drafter {list(drafters)}, > 0 (MaG's >= 0), got {costs!r}")
+    return tuple(float(c) for c in costs)
+
+
 def check_method_args(method: str, k=None, lenience=None, drafter: str | None = None, mag_lenience=None) -> None:
     """The checks that need no family: a known method, and only the settings that method uses."""
     check_method_lenience(method, lenience)
@@ -218,9 +261,13 @@ class Plan:
     mag_lenience: bool = MAG_LENIENCE  # lenience applies to MaG's tokens too (False: strict, the paper)
     tree: tuple[int, ...] = ()       # tree methods: most nodes per depth (the tree budget)
     branch_below: float = BRANCH_BELOW  # tree methods: a drafter branches where its first choice has less
+    draft_policy: str | tuple[str, ...] = FIXED  # per K row (csd_lib.engine.policy): how far each round drafts
+    confidence: float = CONFIDENCE   # the confidence policy's top-1 threshold
+    draft_costs: tuple[float, ...] = ()  # ewif: one call of each drafter relative to one target call
 
     def __post_init__(self):
         check_method(self.method)
+        self._check_policy()
         object.__setattr__(self, "tree", check_tree_budget(self.tree, self.method))
         object.__setattr__(self, "branch_below", check_branch_below(self.branch_below))
         drafters = tuple(str(d) for d in self.drafters)
@@ -241,6 +288,19 @@ class Plan:
         object.__setattr__(self, "seed", check_seed(self.seed))
         object.__setattr__(self, "mag_lenience", check_mag_lenience(self.mag_lenience))
         object.__setattr__(self, "naive", check_naive(self.naive))
+
+    def _check_policy(self) -> None:
+        """Normalise the draft-length settings: one policy name per K row; costs only with ewif."""
+        policy = check_draft_policy(self.draft_policy, self.method, len(self.drafters))
+        object.__setattr__(self, "draft_policy", policy)
+        object.__setattr__(self, "confidence", check_confidence(self.confidence))
+        if "ewif" in policy:
+            object.__setattr__(self, "draft_costs", check_draft_costs(self.draft_costs, self.drafters))
+        elif self.draft_costs not in ((), []):
+            raise ValueError(f"draft_costs price the ewif policy's draft lengths; draft_policy {list(policy)} has "
+                             f"no ewif level: leave them unset")
+        else:
+            object.__setattr__(self, "draft_costs", ())
 
     # constructors without a family (theory) ---------------------------------------------
 
@@ -298,6 +358,8 @@ class Plan:
         d["drafters"] = list(self.drafters)
         d["k"] = [list(row) for row in self.k]
         d["tree"] = list(self.tree)
+        d["draft_policy"] = list(self.draft_policy)
+        d["draft_costs"] = list(self.draft_costs)
         return d
 
     @classmethod
@@ -305,13 +367,15 @@ class Plan:
         """A plan from :meth:`to_dict` (read back from JSON: lists, ``k`` None for ar); other keys are ignored."""
         kw = {f.name: d[f.name] for f in fields(cls) if f.name in d}
         return cls(**{**kw, "drafters": tuple(kw.get("drafters") or ()), "k": kw.get("k") or (),
-                      "tree": tuple(kw.get("tree") or ())})
+                      "tree": tuple(kw.get("tree") or ()), "draft_policy": kw.get("draft_policy") or FIXED,
+                      "draft_costs": tuple(kw.get("draft_costs") or ())})
 
 
 def make_plan(family, method: str, k=None, lenience=None, drafter: str | None = None, temperature: float = 0.0,
               max_new_tokens: int = 200, seed: int | None = None, naive: bool = False,
               mag_lenience: bool | None = None, task: str | None = None, tree=None,
-              branch_below: float | None = None) -> Plan:
+              branch_below: float | None = None, draft_policy=None, confidence: float | None = None,
+              draft_costs=None) -> Plan:
     """Resolve a method (:mod:`csd_lib.engine.methods`) and the user's settings on ``family`` into a :class:`Plan`.
 
     ``mag_lenience`` (lenient methods only; None: :data:`MAG_LENIENCE`) applies lenience to MaG's tokens too.
@@ -322,10 +386,15 @@ def make_plan(family, method: str, k=None, lenience=None, drafter: str | None = 
     k depths, csd-tree :data:`CSD_TREE`, medusa the nodes per depth of the heads' smallest standard tree);
     ``branch_below`` (tree-sd, csd-tree; None: :data:`BRANCH_BELOW`).
 
+    ``draft_policy`` (None: fixed): one name of :data:`csd_lib.engine.policy.POLICIES` for every level or one per K
+    row; ``confidence`` (the confidence policy only; None: its default); ``draft_costs`` (ewif only; None: the
+    family's per-call cost table ``previous_work``, :func:`policy_costs`).
+
     ``family`` needs ``name``, ``drafters`` (objects with ``name``, largest first), ``mag.n``,
     ``sd_k``, ``staged_k``, ``default_k`` and ``default_lenience`` (and ``medusa`` for medusa).
     """
     check_method_args(method, k, lenience, drafter, mag_lenience)
+    check_policy_args(method, draft_policy, confidence)
     m = get(method)
     if tree is not None:
         check_tree_budget(tree, method)
@@ -348,7 +417,28 @@ def make_plan(family, method: str, k=None, lenience=None, drafter: str | None = 
                 mag_lenience=MAG_LENIENCE if mag_lenience is None else mag_lenience, **run)
     if m.is_tree:
         plan.update(_tree(family, m, plan, tree, BRANCH_BELOW if branch_below is None else branch_below))
-    return Plan(**plan)
+    policy = check_draft_policy(FIXED if draft_policy is None else draft_policy, method, len(drafters))
+    if draft_costs is not None or "ewif" in policy:
+        plan["draft_costs"] = policy_costs(family, drafters) if draft_costs is None else draft_costs
+    return Plan(**plan, draft_policy=policy, confidence=CONFIDENCE if confidence is None else confidence)
+
+
+def check_policy_args(method: str, draft_policy=None, confidence=None) -> None:
+    """The draft-length checks that need no family: known policy names the method takes, and a ``confidence``
+    only where a level uses the confidence policy."""
+    policy = check_draft_policy(FIXED if draft_policy is None else draft_policy, method)
+    if confidence is not None:
+        check_confidence(confidence)
+        if "confidence" not in policy:
+            raise ValueError(f"confidence={confidence!r} is the confidence policy's threshold; draft policy "
+                             f"{draft_policy or FIXED!r} uses none: leave it unset, or use draft_policy='confidence'")
+
+
+def policy_costs(family, drafters) -> tuple[float, ...]:
+    """The ewif policy's default costs: each drafter's per-call cost relative to the target in the family's
+    ``previous_work`` table (:mod:`csd_lib.families.paper_costs`; MaG's is 0)."""
+    costs = family.previous_work.costs
+    return tuple(0.0 if d == MAG else float(costs[d]) / float(costs["target"]) for d in drafters)
 
 
 _COUNT = {2: "two", 3: "three"}

@@ -30,13 +30,14 @@ from ..engine.cascade import encode_prompt, generate
 from ..engine.inputs import check_room
 from ..engine.models import CLOCKS
 from ..engine.methods import REFERENCE, find, get, names
-from ..engine.plan import Plan, check_lenience, check_mag_lenience, check_max_new_tokens, make_plan
+from ..engine.plan import (Plan, check_draft_policy, check_lenience, check_mag_lenience, check_max_new_tokens,
+                           make_plan)
 from ..fileio import check_output_path, write_atomic
 from ..logs import seconds_bar
 from .machine import environment
 from .records import base_method, is_baseline, other_run, read_records, unpack
 
-SETTINGS = ("k", "lenience", "mag_lenience", "drafters")  # what a method runs with, compared when a results file is resumed
+SETTINGS = ("k", "lenience", "mag_lenience", "drafters", "draft_policy", "confidence")  # what a method runs with, compared when a results file is resumed
 
 log = logging.getLogger(__name__)
 
@@ -96,29 +97,47 @@ def _commit_streamer(clock, t0):
 
 
 def run_one(family, prompt: str, method: str, max_new_tokens: int, k=None, lenience=None, sd_k=None,
-            mag_lenience=None) -> dict:
-    """One (example, method) record: token ids, stats and commit times (``k``, ``lenience``, ``mag_lenience``:
-    csd's, ``sd_k``: sd's draft length). The HF baselines' commit times come from a streamer on ``generate``."""
+            mag_lenience=None, policy: dict | None = None) -> dict:
+    """One (example, method) record: token ids, stats, commit times and tokens drafted per target round (``k``,
+    ``lenience``, ``mag_lenience``: csd's, ``sd_k``: sd's draft length, ``policy``: the draft-length policy,
+    :func:`_method_args`). The HF baselines' commit times come from a streamer on ``generate``."""
     if is_baseline(method):
         return hf_generate(family, encode_prompt(family, prompt), method, max_new_tokens)
-    g = generate(family, prompt, base_method(method), **_method_args(method, k, lenience, sd_k, mag_lenience),
+    g = generate(family, prompt, base_method(method), **_method_args(method, k, lenience, sd_k, mag_lenience, policy),
                  max_new_tokens=max_new_tokens)
     n_prompt = len(encode_prompt(family, prompt))
     # cache length at the first decoding step: T5's decoder starts empty, Llama's holds the prompt
     return {"token_ids": g.token_ids, "stats": g.stats.to_dict(), "plan": g.plan.to_dict(),
             "provenance": g.provenance_counts(), "commit_times": g.commit_times, "prompt_tokens": n_prompt,
-            "cache_start": 1 if family.target.is_encoder_decoder else n_prompt}
+            "cache_start": 1 if family.target.is_encoder_decoder else n_prompt, "draft_lengths": g.draft_lengths()}
 
 
-def _method_args(method: str, k, lenience, sd_k, mag_lenience=None) -> dict:
+def _method_args(method: str, k, lenience, sd_k, mag_lenience=None, policy: dict | None = None) -> dict:
     """The k, lenience and mag_lenience that ``method`` gets from a bench's settings: csd (and csd-tree) take
-    K, lenience and mag_lenience, sd (and tree-sd, as its depth) its draft length, ``sd@K`` K."""
+    K, lenience and mag_lenience, sd (and tree-sd, as its depth) its draft length, ``sd@K`` K. ``policy``
+    ({'draft_policy', 'confidence'}) goes to every method that takes it (:func:`policy_methods`)."""
+    extra = policy if policy and policy_methods(policy["draft_policy"], [method]) else {}
     if base_method(method) != method:
-        return {"k": int(method.partition("@")[2]), "lenience": None, "mag_lenience": None}
+        return {"k": int(method.partition("@")[2]), "lenience": None, "mag_lenience": None, **extra}
     m = get(method)
     csd = m.lenient  # the cascade's K (csd, and csd-tree's main chain); SD's k (sd, and tree-sd's draft)
     return {"k": k if csd else sd_k if m.takes_drafter else None, "lenience": lenience if csd else None,
-            "mag_lenience": mag_lenience if csd else None}
+            "mag_lenience": mag_lenience if csd else None, **extra}
+
+
+def policy_methods(draft_policy: str, methods) -> list[str]:
+    """The methods of ``methods`` that run the draft-length policy ``draft_policy`` (the others run K as given:
+    ar and the tree methods take only fixed, MaG alone has no probabilities for the confidence stop)."""
+    out = []
+    for m in methods:
+        if is_baseline(m):
+            continue
+        try:
+            check_draft_policy(draft_policy, base_method(m))
+        except ValueError:
+            continue
+        out.append(m)
+    return out
 
 
 def setting_methods(setting: str, methods=None) -> list[str]:
@@ -132,7 +151,9 @@ def setting_methods(setting: str, methods=None) -> list[str]:
 
 def _settings(plan: Plan) -> dict:
     return {"k": [list(row) for row in plan.k], "lenience": plan.lenience, "mag_lenience": plan.mag_lenience,
-            "drafters": list(plan.drafters), **({"tree": list(plan.tree)} if plan.tree else {})}
+            "drafters": list(plan.drafters), **({"tree": list(plan.tree)} if plan.tree else {}),
+            **({"draft_policy": list(plan.draft_policy)} if set(plan.draft_policy) - {"fixed"} else {}),
+            **({"confidence": plan.confidence} if "confidence" in plan.draft_policy else {})}
 
 
 def task_k(family, examples, k=None, sd_k=None) -> tuple:
@@ -142,17 +163,19 @@ def task_k(family, examples, k=None, sd_k=None) -> tuple:
     return (family.k_for(task) if k is None else k), (family.sd_k_for(task) if sd_k is None else sd_k)
 
 
-def method_plan(family, method: str, k=None, lenience=None, sd_k=None, mag_lenience=None) -> Plan | None:
+def method_plan(family, method: str, k=None, lenience=None, sd_k=None, mag_lenience=None,
+                policy: dict | None = None) -> Plan | None:
     """The plan ``method`` runs in this bench (None for the HF baselines); a bad K or lenience is a ValueError."""
     if is_baseline(method):
         return None
-    return make_plan(family, base_method(method), **_method_args(method, k, lenience, sd_k, mag_lenience))
+    return make_plan(family, base_method(method), **_method_args(method, k, lenience, sd_k, mag_lenience, policy))
 
 
-def method_settings(family, method: str, k=None, lenience=None, sd_k=None, mag_lenience=None) -> dict | None:
+def method_settings(family, method: str, k=None, lenience=None, sd_k=None, mag_lenience=None,
+                    policy: dict | None = None) -> dict | None:
     """What ``method`` runs with in this bench ({'k', 'lenience', 'mag_lenience', 'drafters'} of its plan);
     None for the HF baselines. A bad K or lenience is a ValueError here, before any run."""
-    plan = method_plan(family, method, k, lenience, sd_k, mag_lenience)
+    plan = method_plan(family, method, k, lenience, sd_k, mag_lenience, policy)
     return None if plan is None else _settings(plan)
 
 
@@ -164,7 +187,7 @@ def record_settings(rec: dict) -> dict | None:
 
 def resume_problem(records: list[dict], family, examples, methods, max_new_tokens: int, k=None, lenience=None,
                    sd_k=None, split: str = "test", seed: int = 0, mag_lenience=None,
-                   clock: str = "wall") -> str | None:
+                   clock: str = "wall", policy: dict | None = None) -> str | None:
     """The first way a results file's records differ from the run asked for (``line N: ...``), or None.
 
     Compared: family, task, split (a missing one is 'test'), seed (missing: 0), max_new_tokens, the
@@ -173,7 +196,7 @@ def resume_problem(records: list[dict], family, examples, methods, max_new_token
     compared: they are run again.
     """
     k, sd_k = task_k(family, examples, k, sd_k)
-    want = {m: method_settings(family, m, k, lenience, sd_k, mag_lenience) for m in dict.fromkeys(methods)}
+    want = {m: method_settings(family, m, k, lenience, sd_k, mag_lenience, policy) for m in dict.fromkeys(methods)}
     problem = other_run(records, family=family.name)
     if problem:
         return problem
@@ -189,7 +212,7 @@ def resume_problem(records: list[dict], family, examples, methods, max_new_token
                       (f"example {r['example']}'s source", r.get("source"), ex.source)]
         if r["method"] in want and not is_baseline(r["method"]):
             have, now = record_settings(r) or {}, want[r["method"]]
-            pairs += [(f"{r['method']}'s {key}", have.get(key), now[key]) for key in SETTINGS]
+            pairs += [(f"{r['method']}'s {key}", have.get(key), now.get(key)) for key in SETTINGS]
         for what, old, new in pairs:
             if old != new:
                 return f"line {i}: {what} is {old!r} there, {new!r} now"
@@ -354,7 +377,8 @@ def _warm_up(family, prompt: str, methods: list[str], n: int, settings: dict, pr
 def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k=None, lenience=None,
               warmup: int = 1, progress: bool = True, stop_after: int | None = None,
               repeats: int = 1, sd_k=None, split: str = "test", seed: int = 0, mag_lenience=None,
-              clock: str = "wall", predicted: dict[str, float] | None = None) -> list[dict]:
+              clock: str = "wall", predicted: dict[str, float] | None = None,
+              policy: dict | None = None) -> list[dict]:
     """Run every method on every example in interleaved rounds, one JSON line per (example, method, rep).
 
     Round ``(i, rep)`` runs every method on example ``i`` back to back (the order rotates
@@ -367,7 +391,8 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     were read from (:func:`check_clock`: 'wall', or 'cpu' with one torch thread) and the load average.
     ``mag_lenience`` (csd only) is passed to csd's plan. With no ``k`` (``sd_k``), csd (sd) runs the
     family's K for the examples' task (:func:`task_k`).
-    ``stop_after`` ends the run after that many new lines (used to test resumption).
+    ``policy`` ({'draft_policy', 'confidence'}; None: K as given) goes to the methods that take it
+    (:func:`policy_methods`). ``stop_after`` ends the run after that many new lines (used to test resumption).
     The whole run holds the file's lock (:func:`results_lock`: a second writer is refused); a resumed
     file keeps the first of duplicate (example, method, repeat) lines. Ctrl-C raises
     :class:`BenchInterrupted` (a KeyboardInterrupt) after the last complete line.
@@ -395,7 +420,7 @@ def run_bench(family, examples, methods, out: Path, max_new_tokens: int = 128, k
     check_output_path(out, "out")  # an existing folder, device or FIFO is refused; a symlink is written through
     with results_lock(out):
         return _run_locked(family, examples, methods, out, max_new_tokens, k, lenience, warmup, progress, stop_after,
-                           repeats, sd_k, split, seed, mag_lenience, clock, predicted)
+                           repeats, sd_k, split, seed, mag_lenience, clock, predicted, policy)
 
 
 def check_examples(family, examples, max_new_tokens: int) -> None:
@@ -415,13 +440,13 @@ def check_examples(family, examples, max_new_tokens: int) -> None:
 
 # long: the resumable run loop reads as one: resume check, warm-up, one line written per run
 def _run_locked(family, examples, methods, out, max_new_tokens, k, lenience, warmup, progress, stop_after,
-                repeats, sd_k, split, seed, mag_lenience, clock, predicted) -> list[dict]:
+                repeats, sd_k, split, seed, mag_lenience, clock, predicted, policy=None) -> list[dict]:
     """:func:`run_bench` once it holds the results file's lock."""
     if unpack(out):
         log.info(f"bench: {out} written out from its packed copy {out.name}.gz, to resume")
     records = read_records(out)
     problem = resume_problem(records, family, examples, methods, max_new_tokens, k, lenience, sd_k, split, seed,
-                             mag_lenience, clock)
+                             mag_lenience, clock, policy)
     if problem:
         raise ValueError(f"{out} holds another run's results ({problem}); resume it with the same settings, "
                          f"or write to a new file")
@@ -437,7 +462,7 @@ def _run_locked(family, examples, methods, out, max_new_tokens, k, lenience, war
     if done:
         log.info(f"bench: {len(done)} results kept from {out}; {len(todo)} to run")
     env = environment()
-    settings = dict(k=k, lenience=lenience, sd_k=sd_k, mag_lenience=mag_lenience)
+    settings = dict(k=k, lenience=lenience, sd_k=sd_k, mag_lenience=mag_lenience, policy=policy)
     out.parent.mkdir(parents=True, exist_ok=True)
     with use_clock(family, clock), open(out, "a", encoding="utf-8") as f:
         written = 0

@@ -33,6 +33,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..engine.plan import MAG, Plan
+from ..engine.policy import expected_tokens, tokens_per_cost
 from .costmodel import CostModel
 
 # ---------------------------------------------------------------------------
@@ -134,18 +135,18 @@ def _as_pair(alphas, costs) -> tuple[np.ndarray, np.ndarray]:
 
 
 def expected_tokens_horizontal(alphas: Sequence[float]) -> float:
-    """sum_{i=0}^{k} prod_{j<=i} alpha_j: tokens per step with position-wise acceptance."""
-    a = np.asarray(alphas, dtype=float).ravel()
-    return float(1.0 + np.cumprod(a).sum())
+    """sum_{i=0}^{k} prod_{j<=i} alpha_j: tokens per step with position-wise acceptance
+    (:func:`csd_lib.engine.policy.expected_tokens`, the engine's ewif policy's home of it)."""
+    return float(expected_tokens(alphas)[-1])
 
 
 def ewif_horizontal(alphas: Sequence[float], costs: Sequence[float]) -> float:
-    """Thm 4.5: T = sum_{i=0}^k prod_{j=1}^i alpha_j / (1 + sum_i c_i).
+    """Thm 4.5: T = sum_{i=0}^k prod_{j=1}^i alpha_j / (1 + sum_i c_i) (:func:`csd_lib.engine.policy.tokens_per_cost`).
 
     ``alphas[i]`` and ``costs[i]`` belong to drafted position ``i+1`` (0-based list).
     """
     a, c = _as_pair(alphas, costs)
-    return expected_tokens_horizontal(a) / (1.0 + c.sum())
+    return tokens_per_cost(a, c)
 
 
 def ewif_horizontal_grad(alphas: Sequence[float], costs: Sequence[float]) -> np.ndarray:
