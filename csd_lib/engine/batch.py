@@ -28,7 +28,7 @@ from .cascade import encode_prompt, run_plan
 from .generation import Generation
 from .inputs import check_family, check_room
 from .methods import get
-from .models import LM, Meter, StackError, _common_prefix, _sync
+from .models import LM, Meter, StackError, common_prefix, sync_device
 from .plan import Plan, check_batch_size, make_plan
 
 __all__ = ["Batcher", "RowLM", "batched_logits", "check_linear", "generate_batch", "run_batch", "row_seed"]
@@ -195,7 +195,7 @@ def batched_logits(lms, seqs, ms) -> list[torch.Tensor]:
     """
     lms, seqs, ms = list(lms), [list(s) for s in seqs], list(ms)
     lead = lms[0]
-    keeps = [min(_common_prefix(lm._cached, s), len(s) - m - 1) for lm, s, m in zip(lms, seqs, ms)]
+    keeps = [min(common_prefix(lm._cached, s), len(s) - m - 1) for lm, s, m in zip(lms, seqs, ms)]
     T = max(len(s) - k for s, k in zip(seqs, keeps))                 # tokens fed per row
     starts = [max(0, len(s) - T) for s in seqs]                      # each row feeds seq[start:], <= its keep
     for lm, st in zip(lms, starts):
@@ -213,7 +213,7 @@ def batched_logits(lms, seqs, ms) -> list[torch.Tensor]:
     with torch.inference_mode():
         out, cache = _forward(lead, ids, mask, pos, past, max(ms) + 1, lms)
     logits = out.logits[:, -(max(ms) + 1):].float()                  # (B, max m + 1, V)
-    _sync(logits.device)
+    sync_device(logits.device)
     dt = lead.meter.clock() - t0
     if cache.get_seq_length() != L:
         raise StackError(f"model '{lead.name}': the batched KV cache holds {cache.get_seq_length()} tokens where "
