@@ -170,6 +170,21 @@ def _encoder_states(lms: list[LM]):
     return BaseModelOutput(last_hidden_state=states), mask
 
 
+def _stack_cross(lms: list[LM]) -> DynamicCache:
+    """The rows' cross-attention keys and values, right-padded to the longest encoder input, as one cache;
+    empty (T5 computes them from the encoder states) unless every row has them from an earlier call."""
+    caches = [lm._cache.cross_attention_cache for lm in lms]
+    if any(c.get_seq_length() == 0 for c in caches):
+        return DynamicCache()
+    S = max(c.get_seq_length() for c in caches)
+    kv = []
+    for li in range(len(caches[0].layers)):
+        pad = [(c.layers[li].keys, c.layers[li].values) for c in caches]  # (1, H, S_i, d) each
+        kv.append(tuple(torch.cat([torch.cat([t, t.new_zeros(*t.shape[:2], S - t.shape[2], t.shape[3])], dim=2)
+                                   for t in ts]) for ts in zip(*pad)))    # (B, H, S, d) each
+    return DynamicCache(kv)
+
+
 def _forward(lead: LM, ids, mask, pos, past, keep: int, lms: list[LM]):
     """One forward of ``lead``'s model over the batch; returns the output and the batched cache it filled."""
     cfg = lead.model.config
@@ -177,14 +192,20 @@ def _forward(lead: LM, ids, mask, pos, past, keep: int, lms: list[LM]):
     kw = {lead._cache_kw: cache}
     if lead.is_encoder_decoder:
         enc, enc_mask = _encoder_states(lms)
-        kw[lead._cache_kw] = cache = EncoderDecoderCache(cache, DynamicCache())
+        kw[lead._cache_kw] = cache = EncoderDecoderCache(cache, _stack_cross(lms))
         out = lead.model(encoder_outputs=enc, attention_mask=enc_mask, decoder_input_ids=ids,
                          decoder_attention_mask=mask, use_cache=True, **kw)
-        return out, cache.self_attention_cache
+        return out, cache
     if lead._keeps_logits:
         kw["logits_to_keep"] = keep
     out = lead.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, **kw)
     return out, cache
+
+
+def _row_cache(cache: DynamicCache, i: int, lo: int, hi: int | None, config=None) -> DynamicCache:
+    """Row ``i``'s columns ``lo:hi`` of a batched cache, as a cache of its own."""
+    return DynamicCache([(layer.keys[i:i + 1, :, lo:hi], layer.values[i:i + 1, :, lo:hi]) for layer in cache.layers],
+                        config=config)
 
 
 def batched_logits(lms, seqs, ms) -> list[torch.Tensor]:
@@ -215,14 +236,17 @@ def batched_logits(lms, seqs, ms) -> list[torch.Tensor]:
     logits = out.logits[:, -(max(ms) + 1):].float()                  # (B, max m + 1, V)
     sync_device(logits.device)
     dt = lead.meter.clock() - t0
-    if cache.get_seq_length() != L:
-        raise StackError(f"model '{lead.name}': the batched KV cache holds {cache.get_seq_length()} tokens where "
-                         f"{L} were expected after a call: the forward did not use the cache passed to it")
+    self_cache = cache.self_attention_cache if lead.is_encoder_decoder else cache
+    if self_cache.get_seq_length() != L:
+        raise StackError(f"model '{lead.name}': the batched KV cache holds {self_cache.get_seq_length()} tokens "
+                         f"where {L} were expected after a call: the forward did not use the cache passed to it")
     rows = []
     for i, (lm, s, m, st) in enumerate(zip(lms, seqs, ms, starts)):
-        kv = [(layer.keys[i:i + 1, :, L - len(s):], layer.values[i:i + 1, :, L - len(s):]) for layer in cache.layers]
-        own = DynamicCache(kv, config=lead.model.config)             # (1, H, len(s), d) per layer
-        lm._cache = EncoderDecoderCache(own, DynamicCache()) if lm.is_encoder_decoder else own
+        own = _row_cache(self_cache, i, L - len(s), None, lead.model.config)  # (1, H, len(s), d) per layer
+        if lm.is_encoder_decoder:                                    # and its cross-attention's, unpadded
+            own = EncoderDecoderCache(own, _row_cache(cache.cross_attention_cache, i, 0,
+                                                      lm._enc.last_hidden_state.shape[1]))
+        lm._cache = own
         lm._cached, lm._tree = list(s), []
         lm.meter.calls += 1
         lm.meter.time += dt                                          # the batched call's time, in every row's meter

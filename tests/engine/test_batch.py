@@ -163,3 +163,32 @@ def test_plan_batch_size():
 def test_tree_methods_are_refused():
     with pytest.raises(ValueError, match="token tree, which batched generation does not run"):
         generate_batch(family("llama", False), [[3, 4]], "tree-sd")
+
+
+def test_a_failing_call_ends_the_batch_with_its_error(monkeypatch):
+    """An error in a batched forward reaches the caller; no row waits forever."""
+    def broken(lms, seqs, ms):
+        raise ValueError("the forward broke")
+
+    monkeypatch.setattr(batch_mod, "batched_logits", broken)
+    with pytest.raises(ValueError, match="the forward broke"):
+        generate_batch(family("t5", False), mixed_prompts(2, 5), "csd", batch_size=2, max_new_tokens=4)
+
+
+def test_cross_attention_is_computed_once_per_row(monkeypatch):
+    """T5 rows keep their cross-attention keys and values: after a row's first call they are stacked, not
+    recomputed from the encoder states (the cache passed in already holds them)."""
+    seen = []
+    real = batch_mod._stack_cross
+
+    def spy(lms):
+        cross = real(lms)
+        seen.append(cross.get_seq_length() > 0)
+        return cross
+
+    monkeypatch.setattr(batch_mod, "_stack_cross", spy)
+    fam = family("t5", True)
+    prompts = mixed_prompts(4, 4)
+    got = generate_batch(fam, prompts, "ar", batch_size=4, max_new_tokens=MAX_NEW)
+    assert [g.token_ids for g in got] == ar_tokens(fam, prompts)
+    assert seen[0] is False and all(seen[1:])  # one first call for all rows, then reuse
