@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 
 from .. import config
+from ..engine.batch import check_linear, generate_batch
 from ..engine.cascade import encode_prompt, generate
 from ..engine.inputs import check_prompt_text
 from ..engine.methods import REFERENCE, find
@@ -49,6 +50,8 @@ def cmd_generate(args) -> None:
     check_policy_args(args.method, args.draft_policy, args.confidence)
     k = read_k(args.k)
     tree = check_tree_budget(args.tree, args.method) if args.tree is not None else None  # before anything loads
+    if args.batch_size is not None:
+        check_linear(args.method)
     prompts = [args.prompt] if args.prompt is not None else read_prompts(args.prompts_file)
     for p in prompts:  # text that cannot be encoded is refused before anything loads
         check_prompt_text(p)
@@ -60,18 +63,27 @@ def cmd_generate(args) -> None:
         one, how = generation_seconds(fam, prompts, args.method, args.max_new_tokens, k)
         log.warning(f"generate: {len(prompts)} prompt(s) by {args.method} at {args.max_new_tokens} new tokens take "
                     f"about {duration(one * len(prompts))} here ({one:.3g} s each, {how})")
+    settings = dict(k=k, lenience=args.lenience, temperature=args.temperature, seed=args.seed,
+                    max_new_tokens=args.max_new_tokens, mag_lenience=mag_lenience, draft_policy=args.draft_policy,
+                    confidence=args.confidence)
+    if args.batch_size is not None:
+        for row, g in enumerate(generate_batch(fam, prompts, args.method, args.batch_size, **settings)):
+            _print_generation(args, fam, g, row)
+        return
     for p in prompts:
-        g = generate(fam, p, args.method, k=k, lenience=args.lenience, temperature=args.temperature,
-                     seed=args.seed, max_new_tokens=args.max_new_tokens, mag_lenience=mag_lenience,
-                     tree=tree, branch_below=args.branch_below, draft_policy=args.draft_policy,
-                     confidence=args.confidence)
-        if args.json:
-            print(json.dumps(g.to_dict(events=args.events)), flush=True)
-        else:
-            print(trace_text(g, fam.tokenizer, color=config.color_for(sys.stdout)))  # no ANSI codes into a file
-            s = g.stats
-            print(f"[{g.method}] {s.n_tokens} tokens, {s.wall_time:.3f}s, "
-                  f"{s.tokens_per_target_call:.2f} tokens/target call, calls {s.calls}")
+        _print_generation(args, fam, generate(fam, p, args.method, tree=tree, branch_below=args.branch_below,
+                                              **settings))
+
+
+def _print_generation(args, fam, g, row: int | None = None) -> None:
+    """One generation on stdout: a JSON line (``row``: its place in a batch) or its trace and counts."""
+    if args.json:
+        print(json.dumps({**({} if row is None else {"row": row}), **g.to_dict(events=args.events)}), flush=True)
+        return
+    print(trace_text(g, fam.tokenizer, color=config.color_for(sys.stdout)))  # no ANSI codes into a file
+    s = g.stats
+    print(f"{'' if row is None else f'[row {row}] '}[{g.method}] {s.n_tokens} tokens, {s.wall_time:.3f}s, "
+          f"{s.tokens_per_target_call:.2f} tokens/target call, calls {s.calls}")
 
 
 def cmd_demo(args) -> None:

@@ -110,6 +110,9 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     g.add_argument("--max-new-tokens", type=positive_int, default=200, help="tokens to generate at most")
     g.add_argument("--prompt", default=None, help="the prompt text")
     g.add_argument("--prompts-file", type=FileArg("in"), default=None, help='JSONL file, one {"prompt": "..."} per line')
+    g.add_argument("--batch-size", type=positive_int, default=None,
+                   help="generate this many prompts at once (linear methods; row r samples with seed + r); "
+                        "default: one at a time")
     g.add_argument("--json", action="store_true", help="one JSON object per prompt")
     g.add_argument("--events", action="store_true", help="with --json: include the review log")
     g.set_defaults(func=cmd_generate)

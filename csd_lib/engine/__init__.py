@@ -15,5 +15,6 @@ and define SWI; :mod:`~csd_lib.engine.lenience` says which reviews of a plan are
 interface are in :mod:`~csd_lib.engine.levels`; :mod:`~csd_lib.engine.inputs` checks a caller's family and
 prompt before torch sees them; :mod:`~csd_lib.engine.prompts` holds the paper's prompt templates and turns
 a prompt into token ids; :mod:`~csd_lib.engine.kvariants` derives K matrices from another (paper names,
-the horizontal tail or MaG removed). Nothing here loads a checkpoint, reads a file or times a benchmark.
+the horizontal tail or MaG removed); :mod:`~csd_lib.engine.batch` generates many prompts at once, each row running
+the batch-1 engine with its forward calls batched across rows. Nothing here loads a checkpoint, reads a file or times a benchmark.
 """

@@ -86,14 +86,14 @@ class Meter:
         self.calls, self.time, self.tokens_fed, self.nodes = 0, 0.0, 0, 0
 
 
-def _sync(device: torch.device) -> None:
+def sync_device(device: torch.device) -> None:
     """Wait for the device's queued kernels (CUDA runs them asynchronously), so that a timer reads
     the work itself and not its launch; nothing to wait for elsewhere."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
 
-def _common_prefix(a: list[int], b: list[int]) -> int:
+def common_prefix(a: list[int], b: list[int]) -> int:
     """Length of the longest common prefix of two token lists (slice compares, log n)."""
     n = min(len(a), len(b))
     if a[:n] == b[:n]:
@@ -150,11 +150,11 @@ class LM:
         if self.is_encoder_decoder:
             self._cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
             ids = torch.tensor([prompt_ids], device=self.device)  # (1, S)
-            _sync(ids.device)  # the encoder's cost lands in its own timing, not in the next call's
+            sync_device(ids.device)  # the encoder's cost lands in its own timing, not in the next call's
             t0 = self.meter.clock()
             with torch.inference_mode():
                 self._enc = self.model.get_encoder()(input_ids=ids)
-            _sync(self._enc.last_hidden_state.device)
+            sync_device(self._enc.last_hidden_state.device)
             self.meter.time += self.meter.clock() - t0
             return [self.decoder_start]
         self._cache = DynamicCache(config=self.model.config)
@@ -191,7 +191,7 @@ class LM:
         tokens before it; the last row is the bonus distribution.
         """
         n = len(seq)
-        keep = min(_common_prefix(self._cached, seq), n - m - 1)  # must re-feed >= m+1 tokens
+        keep = min(common_prefix(self._cached, seq), n - m - 1)  # must re-feed >= m+1 tokens
         cur = len(self._cached)
         if keep < cur:
             self._cache.crop(keep - cur)  # negative: remove the last (cur - keep) tokens
@@ -207,7 +207,7 @@ class LM:
             else:
                 out = self.model(input_ids=ids, use_cache=True, **cache)
         logits = out.logits[0, -(m + 1):].float()  # (m+1, V), left on the device for the review
-        _sync(logits.device)  # the meter times the forward itself, not its launch
+        sync_device(logits.device)  # the meter times the forward itself, not its launch
         self.meter.time += self.meter.clock() - t0
         self._check_cache(keep + len(new))
         self.meter.calls += 1
@@ -232,7 +232,7 @@ class LM:
                              f"position bias cannot score a token tree (docs/REFERENCE.md, tree attention); "
                              f"use a decoder-only family such as tiny-llama")
         n = len(seq)
-        keep = min(_common_prefix(self._cached, seq), n - 1)  # re-feed >= 1 token: row 0 is its output
+        keep = min(common_prefix(self._cached, seq), n - 1)  # re-feed >= 1 token: row 0 is its output
         if keep < len(self._cached):
             self._cache.crop(keep - len(self._cached))
         lin = seq[keep:]
@@ -251,7 +251,7 @@ class LM:
             if hook is not None:
                 hook.remove()
         logits = out.logits[0, -(len(tokens) + 1):].float()  # (N + 1, V)
-        _sync(logits.device)
+        sync_device(logits.device)
         self.meter.time += self.meter.clock() - t0
         self._check_cache(keep + ids.shape[1])
         self.meter.calls += 1

@@ -77,6 +77,13 @@ def check_max_new_tokens(max_new_tokens) -> int:
     return int(max_new_tokens)
 
 
+def check_batch_size(batch_size) -> int:
+    """An integer >= 1: the most prompts generated at once (csd_lib.engine.batch)."""
+    if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size (prompts generated at once) must be an integer >= 1, got {batch_size!r}")
+    return int(batch_size)
+
+
 def check_method(method) -> str:
     """A method name the engine runs (:mod:`csd_lib.engine.methods`)."""
     get(method, engine=True)
@@ -264,6 +271,7 @@ class Plan:
     draft_policy: str | tuple[str, ...] = FIXED  # per K row (csd_lib.engine.policy): how far each round drafts
     confidence: float = CONFIDENCE   # the confidence policy's top-1 threshold
     draft_costs: tuple[float, ...] = ()  # ewif: one call of each drafter relative to one target call
+    batch_size: int = 1              # prompts generated at once (csd_lib.engine.batch); 1: one at a time
 
     def __post_init__(self):
         check_method(self.method)
@@ -288,6 +296,7 @@ class Plan:
         object.__setattr__(self, "seed", check_seed(self.seed))
         object.__setattr__(self, "mag_lenience", check_mag_lenience(self.mag_lenience))
         object.__setattr__(self, "naive", check_naive(self.naive))
+        object.__setattr__(self, "batch_size", check_batch_size(self.batch_size))
 
     def _check_policy(self) -> None:
         """Normalise the draft-length settings: one policy name per K row; costs only with ewif."""

@@ -22,6 +22,7 @@ import torch
 
 from csd_lib import generate, random_family
 from csd_lib.cli.main import main
+from csd_lib.engine.batch import generate_batch
 from csd_lib.cli.parser import parser, prog_name
 from csd_lib.measure.records import read_records
 from csd_lib.measure.bench import run_bench
@@ -175,6 +176,18 @@ CASES = [
     Case("cli-ar-k-not-json", "method 'ar' drafts nothing, so it takes no k",
          argv=("generate", "--method", "ar", "--k", "[[1,", "--prompt", "x"), code=2),
     Case("cli-no-prompt", "give exactly one of --prompt TEXT or --prompts-file", argv=("generate",), code=2),
+    Case("cli-batch-size-zero", "argument --batch-size: '0' must be >= 1",
+         argv=("generate", "--batch-size", "0", "--prompt", "x"), code=2),
+    Case("cli-batch-size-not-int", "argument --batch-size: '2.5' is not an integer",
+         argv=("generate", "--batch-size", "2.5", "--prompt", "x"), code=2),
+    Case("cli-batch-size-tree", "method 'csd-tree' verifies a token tree, which batched generation does not run",
+         argv=("generate", "--method", "csd-tree", "--batch-size", "4", "--prompt", "x"), code=2),
+    Case("api-batch-size-zero", "batch_size (prompts generated at once) must be an integer >= 1, got 0",
+         api=lambda d: generate_batch(fam(), [[3, 4]], "ar", batch_size=0)),
+    Case("api-batch-size-bool", "batch_size (prompts generated at once) must be an integer >= 1, got True",
+         api=lambda d: generate_batch(fam(), [[3, 4]], "ar", batch_size=True)),
+    Case("api-batch-no-prompts", "prompts must be a non-empty list of prompts",
+         api=lambda d: generate_batch(fam(), [], "ar")),
     Case("cli-k-for-medusa", "method 'medusa' takes no k: its tree budget (tree) sets its draft (got k='[[3]]')",
          argv=("generate", "--method", "medusa", "--k", "[[3]]", "--prompt", "x"), code=2),
     Case("cli-tree-not-json", "bad tree budget 'wide': the tree budget is the most nodes per depth",

@@ -136,3 +136,22 @@ def test_generate_refuses_a_bad_tree_before_loading(no_loading):
         cmd_generate(args("generate", "--family", "tiny-llama", "--method", "tree-sd", "--tree", "[0]", "--prompt", "w"))
     with pytest.raises(ValueError, match="tree methods"):
         cmd_generate(args("generate", "--family", "tiny-llama", "--method", "sd", "--tree", "[2]", "--prompt", "w"))
+
+
+def test_generate_a_batch_gives_each_row_its_ar_tokens(tmp_path, capsys):
+    prompts = ["Tom has 3 apples and buys 4 more. How many apples?", "What is 12 + 5?",
+               "A box holds 6 eggs. How many eggs are in 4 boxes? Think step by step."]
+    p = tmp_path / "p.jsonl"
+    p.write_text("".join(json.dumps({"prompt": q}) + "\n" for q in prompts), encoding="utf-8")
+    cmd_generate(args("generate", "--family", "tiny-t5", "--method", "csd", "--batch-size", "2", "--prompts-file",
+                      str(p), "--max-new-tokens", "12", "--json"))
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    fam = load_family("tiny-t5")
+    assert [x["row"] for x in lines] == [0, 1, 2] and all(x["plan"]["batch_size"] == 2 for x in lines)
+    assert [x["token_ids"] for x in lines] == [generate(fam, q, "ar", max_new_tokens=12).token_ids for q in prompts]
+
+
+def test_generate_refuses_a_batched_tree_before_loading(no_loading):
+    with pytest.raises(ValueError, match="batched generation does not run"):
+        cmd_generate(args("generate", "--family", "tiny-llama", "--method", "csd-tree", "--batch-size", "2",
+                          "--prompt", "w"))
