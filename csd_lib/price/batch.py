@@ -28,13 +28,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engine.methods import AR, CSD, SD
 from ..engine.plan import MAG
 from .costmodel import CallFit, CostModel
 from .ewif import expected_tokens_horizontal, phi, phi_coeffs
 
 LINEAR = 1.0        # saturation of the linear model: every token fed costs its share (a CPU)
 MAX_BATCH = 4096    # the largest batch size the CLI prices
-METHODS = ("ar", "sd", "csd")
+METHODS = (AR.name, SD.name, CSD.name)
 
 
 def check_batch(batch) -> float:
@@ -85,7 +86,7 @@ class Rate:
 
 def ar_rate(cm: CostModel, batch, L=None, saturation: float = LINEAR, target: str = "target") -> Rate:
     """AR at ``batch``: one target call of B x 1 tokens per token of each row."""
-    return Rate("ar", check_batch(batch), 1.0, model_call(cm, target, 1, batch, L, saturation, reviews=True))
+    return Rate(AR.name, check_batch(batch), 1.0, model_call(cm, target, 1, batch, L, saturation, reviews=True))
 
 
 def sd_rate(cm: CostModel, drafter: str, alphas, k: int, batch, L=None, saturation: float = LINEAR,
@@ -95,7 +96,7 @@ def sd_rate(cm: CostModel, drafter: str, alphas, k: int, batch, L=None, saturati
     a = _positions(alphas, k)
     cost = k * model_call(cm, drafter, 1, batch, L, saturation) + \
         model_call(cm, target, k + 1, batch, L, saturation, reviews=True)
-    return Rate("sd", check_batch(batch), expected_tokens_horizontal(a), cost)
+    return Rate(SD.name, check_batch(batch), expected_tokens_horizontal(a), cost)
 
 
 def drafted_distribution(alpha_prime: float, k: int, n: int) -> np.ndarray:
@@ -123,7 +124,7 @@ def csd_rate(cm: CostModel, d1: str, d2: str, alpha: float, alpha_prime: float, 
     cost = n * (k * model_call(cm, d2, 1, batch, L, saturation) +
                 model_call(cm, d1, k + 1, batch, L, saturation, reviews=True))
     cost += model_call(cm, target, fed, batch, L, saturation, reviews=True)
-    return Rate("csd", check_batch(batch), tokens, cost)
+    return Rate(CSD.name, check_batch(batch), tokens, cost)
 
 
 def _positions(alphas, k: int) -> np.ndarray:
@@ -165,9 +166,9 @@ def crossover(speedup_at, bound: int = MAX_BATCH, tol: float = 1e-3) -> dict:
 
 def _round_draws(rng: np.random.Generator, method: str, rows: int, params: dict) -> tuple[np.ndarray, np.ndarray]:
     """One round of ``rows`` rows: (tokens each row emits (rows,), tokens each drafted for the target (rows,))."""
-    if method == "ar":
+    if method == AR.name:
         return np.ones(rows, dtype=np.int64), np.zeros(rows, dtype=np.int64)
-    if method == "sd":
+    if method == SD.name:
         a = _positions(params["alphas"], params["k"])
         rej = rng.random((rows, a.size)) >= a                                  # (rows, k)
         acc = np.where(rej.any(axis=1), rej.argmax(axis=1), a.size)
@@ -183,9 +184,9 @@ def _round_seconds(cm: CostModel, method: str, rows: int, drafted: np.ndarray, p
                    saturation: float) -> float:
     """Seconds of one lockstep round of ``rows`` active rows; the target's review is padded to the longest draft."""
     target = model_call(cm, "target", float(drafted.max()) + 1.0, rows, L, saturation, reviews=True)
-    if method == "ar":
+    if method == AR.name:
         return target
-    if method == "sd":
+    if method == SD.name:
         return params["k"] * model_call(cm, params["drafter"], 1, rows, L, saturation) + target
     k, n = params["k"], params["n"]
     return target + n * (k * model_call(cm, params["d2"], 1, rows, L, saturation) +
@@ -254,14 +255,14 @@ def batch_plans(cm: CostModel, table: dict, neural: list[str], L=None) -> dict:
     d1, d2 = neural[0], (neural[1] if len(neural) > 1 else MAG)
     alpha, alpha_prime = _first(table, ("target", d1)), _first(table, (d1, d2))
     csd = max(({"d1": d1, "d2": d2, "alpha": alpha, "alpha_prime": alpha_prime, "k": k, "n": n}
-               for k in CSD_KS for n in CSD_NS), key=lambda p: _rate("csd", cm, p, 1, L).tokens_per_s)
-    return {"ar": {}, "sd": sd, "csd": csd}
+               for k in CSD_KS for n in CSD_NS), key=lambda p: _rate(CSD.name, cm, p, 1, L).tokens_per_s)
+    return {AR.name: {}, SD.name: sd, CSD.name: csd}
 
 
 def _rate(method: str, cm: CostModel, p: dict, batch, L=None, saturation: float = LINEAR) -> Rate:
-    if method == "sd":
+    if method == SD.name:
         return sd_rate(cm, p["drafter"], p["alphas"], p["k"], batch, L, saturation)
-    if method == "csd":
+    if method == CSD.name:
         return csd_rate(cm, p["d1"], p["d2"], p["alpha"], p["alpha_prime"], p["k"], p["n"], batch, L, saturation)
     return ar_rate(cm, batch, L, saturation)
 
@@ -278,14 +279,14 @@ def predict_batches(cm: CostModel, table: dict, neural: list[str], batches, L=No
             tps = _rate(method, cm, p, B, L, saturation).tokens_per_s
             rows.append({"method": method, "batch": int(B), "tokens_per_s": tps, "speedup": tps / ar})
     cross = {m: crossover(lambda B, m=m: speedup(lambda b: _rate(m, cm, plans[m], b, L, saturation), cm, B, L,
-                                                 saturation), bound) for m in ("sd", "csd")}
+                                                 saturation), bound) for m in (SD.name, CSD.name)}
     return {"prediction": True, "saturation": float(saturation), "bound": bound, "plans": plans, "rows": rows,
             "crossover": cross}
 
 
 def format_batches(res: dict) -> str:
     """:func:`predict_batches`' result as a few lines of text."""
-    sd, csd = res["plans"]["sd"], res["plans"]["csd"]
+    sd, csd = res["plans"][SD.name], res["plans"][CSD.name]
     sat = "linear: every token fed costs its share" if res["saturation"] == LINEAR else \
         f"a call feeding up to {res['saturation']:g} tokens costs one row's"
     lines = [f"predicted at batch size B (lockstep rows; a call costs the tokens it feeds across rows; {sat}):",
@@ -294,8 +295,8 @@ def format_batches(res: dict) -> str:
              f"  {'B':>5} {'AR tokens/s':>12} {'SD tokens/s':>12} {'x':>6} {'CSD tokens/s':>13} {'x':>6}"]
     by = {(r["method"], r["batch"]): r for r in res["rows"]}
     for B in sorted({r["batch"] for r in res["rows"]}):
-        s, c = by["sd", B], by["csd", B]
-        lines.append(f"  {B:>5} {by['ar', B]['tokens_per_s']:>12.4g} {s['tokens_per_s']:>12.4g} {s['speedup']:>5.2f}x "
+        s, c = by[SD.name, B], by[CSD.name, B]
+        lines.append(f"  {B:>5} {by[AR.name, B]['tokens_per_s']:>12.4g} {s['tokens_per_s']:>12.4g} {s['speedup']:>5.2f}x "
                      f"{c['tokens_per_s']:>13.4g} {c['speedup']:>5.2f}x")
     for m, x in res["crossover"].items():
         where = f"B = {x['grid']} (bisection: {x['bisect']:.2f})" if x["grid"] else f"not below B = {res['bound']}"
