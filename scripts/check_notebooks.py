@@ -2,7 +2,8 @@
 
 Rules: no outputs or execution counts; learning goals near the top ("What you will learn"); a
 "## Summary" and a "## Exercises" section in the last markdown cell, followed by nothing or by
-"check your answer" code cells (``check(...)`` or ``check_one_of(...)`` from csd_lib.teach.exercises); the family comes from CSD_FAMILY
+"check your answer" code cells (``check(...)`` or ``check_one_of(...)`` from csd_lib.teach.exercises); the file is
+valid under its own nbformat version (cell ids only from 4.5 on); the family comes from CSD_FAMILY
 (``config.FAMILY``); citations of the reference page use its repo path (docs/REFERENCE.md); and
 every notebook has its exercise solutions in solutions/<same name>.py.
 """
@@ -12,11 +13,18 @@ import re
 import sys
 from pathlib import Path
 
+import nbformat
+
 CHECK_CALL = re.compile(r"\bcheck(_one_of)?\(")
 problems = []
 paths = sorted(glob.glob("notebooks/**/*.ipynb", recursive=True))
 for path in paths:
     nb = json.load(open(path, encoding="utf-8"))
+    try:
+        nbformat.validate(nb)
+    except nbformat.ValidationError as e:
+        problems.append(f"{path}: not a valid notebook of its nbformat version {nb.get('nbformat')}.{nb.get('nbformat_minor')}: "
+                        f"{e.message}")
     cells = nb.get("cells", [])
     text = ["".join(c.get("source", [])) for c in cells]
     if any(c.get("cell_type") == "code" and (c.get("outputs") or c.get("execution_count")) for c in cells):
