@@ -7,20 +7,20 @@ Without --run: every answer is recomputed from committed runs (no model loaded).
 the benchmark questions from results/<family>-<task>.jsonl (notebooks 05-08's also from the run files
 under results/evidence/ that --runs writes when missing: CSD at lenience 1, drafter + MaG;
 report.evidence.make_bench_runs); results/evidence-lessons.json answers notebooks
-01-04's questions from results/evidence/<question>-<family>-<task>.jsonl. With --run: the runs of one lesson
+01-04's questions from results/evidence/<run>-<family>-<task>.jsonl.gz (packed). With --run: the runs of one lesson
 question (csd_lib.report.evidence.LESSON_QUESTIONS) on the first 50 prompts of each task (seed 0) are written
 to those files, compact (tokens, calls, parameter counts, per-pair acceptance), then the answers are rewritten.
 tests/report/test_evidence.py recomputes both files from the runs and compares.
 """
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from csd_lib import config
 from csd_lib.fileio import write_atomic
 from csd_lib.report.evidence import (EVIDENCE_N, EVIDENCE_NEW_TOKENS, FAMILIES, LESSON_QUESTIONS, TASKS, evidence_json,
-                                     evidence_rows, lesson_configs, lesson_rows, lesson_run_path, make_bench_runs)
+                                     evidence_rows, lesson_configs, lesson_rows, lesson_run_path, make_bench_runs,
+                                     write_lesson_records)
 
 
 def _record(label: str, example: int, g) -> dict:
@@ -62,8 +62,7 @@ def run(name: str, families, tasks) -> None:
         fam = load_family(f)
         for task in tasks:
             recs = _replay_records(fam, task) if name == "mag-vs-bigram" else _engine_records(fam, task, name)
-            path = lesson_run_path(name, f, task)
-            write_atomic(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in recs), "evidence run")
+            path = write_lesson_records(lesson_run_path(name, f, task), recs)
             print(f"wrote {len(recs)} records to {path}")
 
 

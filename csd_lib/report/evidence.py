@@ -14,11 +14,13 @@ answers them into ``results/evidence-lessons.json`` and :func:`lesson_evidence` 
 """
 from __future__ import annotations
 
+import gzip
 import json
 import math
 from pathlib import Path
 
 from .. import config
+from ..fileio import PACKED, read_text, write_atomic
 from ..engine.kvariants import without_tail
 from ..engine.lenience import lenient_pairs, plan_pairs
 from ..engine.methods import AR, CSD, CSD_TREE, MEDUSA
@@ -313,7 +315,7 @@ def vertical_records(family: str, task: str, root=None) -> tuple[list[dict], Pat
     return [], None
 
 
-# ---- Lessons 01-04: their own runs (results/evidence/<run>-<family>-<task>.jsonl), answered here ----------------
+# ---- Lessons 01-04: their own runs (results/evidence/<run>-<family>-<task>.jsonl.gz), answered here ----------------
 EVIDENCE_N = 50            # prompts per family and task (the first 50 of each task's test split, seed 0)
 EVIDENCE_NEW_TOKENS = 32   # tokens per generation in the lessons' runs
 LESSONS_FILE = "evidence-lessons.json"
@@ -360,10 +362,29 @@ def lesson_configs(family, question_or_run: str) -> dict[str, dict]:
 
 
 def lesson_run_path(question_or_run: str, family: str, task: str, results_dir=None):
-    """``results/evidence/<run>-<family>-<task>.jsonl``."""
+    """``results/evidence/<run>-<family>-<task>.jsonl`` (committed packed, as that name plus ``.gz``)."""
     run = LESSON_QUESTIONS[question_or_run][0] if question_or_run in LESSON_QUESTIONS else question_or_run
     root = config.RESULTS_DIR if results_dir is None else results_dir
     return root / "evidence" / f"{run}-{family}-{task}.jsonl"
+
+
+def lesson_records(path) -> list[dict]:
+    """The records of a lesson run file, plain or packed (``path.gz``); [] when neither exists."""
+    where = stored(path)
+    if where is None:
+        return []
+    text = read_text(where, "lesson run file", "rewrite it with python scripts/make_evidence.py --run RUN")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def write_lesson_records(path, records: list[dict]) -> Path:
+    """Store a lesson run's records packed (deterministic bytes) as ``path.gz``; a plain ``path`` is removed."""
+    path = Path(path)
+    text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in records)
+    packed = path.with_name(path.name + PACKED)
+    write_atomic(packed, gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0), "evidence run")
+    path.unlink(missing_ok=True)
+    return packed
 
 
 def _by_config(records) -> dict[str, dict[int, dict]]:
@@ -451,9 +472,9 @@ def lesson_rows(results_dir=None) -> list[dict]:
     for question, (run, *_rest) in LESSON_QUESTIONS.items():
         for fam in FAMILIES:
             for task in TASKS:
-                path = lesson_run_path(run, fam, task, results_dir)
-                if path.exists():
-                    recs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+                path = stored(lesson_run_path(run, fam, task, results_dir))
+                if path is not None:
+                    recs = lesson_records(path)
                     rows.append(dict(family=fam, task=task, source=f"evidence/{path.name}", **lesson_answer(recs, question)))
     return rows
 

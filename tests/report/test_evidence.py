@@ -6,7 +6,7 @@ import pytest
 from csd_lib import config
 from csd_lib.report.evidence import (EVIDENCE_N, FAMILIES, LESSON_QUESTIONS, LESSONS_FILE, QUESTIONS, TASKS, answer,
                                      committed_answers, evidence_json, evidence_rows, evidence_sentence, lesson_answer,
-                                     lesson_evidence, lesson_rows, lesson_run_path)
+                                     lesson_evidence, lesson_records, lesson_rows, lesson_run_path)
 
 
 def test_the_committed_evidence_follows_from_the_committed_runs():
@@ -130,7 +130,7 @@ def test_the_committed_lesson_evidence_follows_from_the_committed_runs():
     assert {(r["question"], r["family"], r["task"]) for r in rows} == {(q, f, t) for q in LESSON_QUESTIONS
                                                                       for f in FAMILIES for t in TASKS}
     for r in rows:   # every run holds the first 50 prompts of its task; a direction only beyond the interval
-        recs = [json.loads(x) for x in lesson_run_path(r["question"], r["family"], r["task"]).read_text().splitlines()]
+        recs = lesson_records(lesson_run_path(r["question"], r["family"], r["task"]))
         per_config = {}
         for x in recs:
             per_config.setdefault(x["config"], set()).add(x["example"])
