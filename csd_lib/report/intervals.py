@@ -3,7 +3,7 @@
 A :class:`Difference` is ``a - b`` over the same prompts with its interval: of a mean or a median of
 paired per-prompt values (:func:`paired_difference`), of two pooled rates with the prompts as clusters
 (:func:`rate_difference`), and a count's own interval (``_count_interval``, held to its coverage by the
-tests). An undefined rate stays NaN. The appendix notebook (notebooks/09_appendix_how_the_numbers_are_computed.ipynb) shows each method.
+tests). An undefined rate stays NaN. The appendix notebook (notebooks/99_appendix_how_the_numbers_are_computed.ipynb) shows each method.
 No model, no I/O.
 """
 from __future__ import annotations

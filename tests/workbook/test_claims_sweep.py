@@ -64,7 +64,7 @@ def test_test_sh_full_runs_two_prompt_sets_per_family():
 @pytest.mark.parametrize("args,says", [
     (["--seeds", "x"], "--seeds"), (["--seeds", "1,,2"], "--seeds"), (["--seeds"], "--seeds needs"),
     (["--families", "gpt2"], "embedded family"), (["--skip", "tiny-t5"], "FAMILY:SEED"),
-    (["--skip", "nope:1"], "FAMILY:SEED"), (["--notebooks", "9"], "no single notebook"),
+    (["--skip", "nope:1"], "FAMILY:SEED"), (["--notebooks", "42"], "no single notebook"),
     (["--notebooks", "0"], "no single notebook"), (["--fast"], "unknown argument"),
     (["--ledger"], "--ledger needs"), (["--ledger", "/no/such/dir/claims.jsonl"], "existing directory"),
 ])

@@ -44,7 +44,7 @@ def check(*args, timeout, env=None):
 @pytest.mark.parametrize("args, says", [
     (["--plan", "vicuna,foo"], "--plan item 'foo': unknown preset 'foo'"),
     (["--plan", "flan-t5-colab:fp8"], "unknown dtype 'fp8'; use one of fp32, bf16, fp16"),
-    (["--plan", "nb:99"], "--plan item 'nb:99': no single notebooks/99_*.ipynb"),
+    (["--plan", "nb:42"], "--plan item 'nb:42': no single notebooks/42_*.ipynb"),
     (["--plan", " , "], "--plan is empty"),
     (["--budget-s", "0"], "--budget-s, --cost-seconds, --cell-timeout must be positive"),
     (["--n-grid", "0,4"], "expected integers >= 1, got '0,4'"),

@@ -16,7 +16,7 @@ def run(*args, timeout):
 
 @pytest.mark.parametrize("args, says", [
     (["--families", "tiny-nope"], "'tiny-nope' is not an embedded family"),
-    (["--notebooks", "99"], "'99' names 0 notebooks"),
+    (["--notebooks", "42"], "'42' names 0 notebooks"),
     (["--runs", "0"], "--runs must be at least 1, got 0"),
     (["--cell-timeout", "-1"], "--cell-timeout and --max-lag must be positive"),
 ])

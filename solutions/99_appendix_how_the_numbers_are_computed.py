@@ -1,4 +1,4 @@
-"""Solutions to the exercises of notebooks/09_appendix_how_the_numbers_are_computed.ipynb."""
+"""Solutions to the exercises of notebooks/99_appendix_how_the_numbers_are_computed.ipynb."""
 import numpy as np
 
 from csd_lib.report.intervals import paired_difference, rate_difference
