@@ -70,8 +70,13 @@ def tokenizer_facts(repo_id: str) -> dict:
     return read_stored(repo_id, "tokenizer_facts.json")
 
 
-def shadow_config(repo_id: str, max_layers: int | None = None) -> dict:
-    """The published config with its layer counts cut to ``max_layers`` (nothing else changes)."""
+def shadow_config(repo_id: str, max_layers: int | None = None, max_width: int | None = None) -> dict:
+    """The published config with its layer counts cut to ``max_layers`` and, with ``max_width``, its width too.
+
+    Nothing else changes. ``max_width`` narrows the model (hidden size at most this, the feed-forward in
+    proportion, the head size kept, so fewer heads); the vocabulary, tokenizer, depth cut and architecture
+    stay. It is for tests that prove the loading and notebook paths and time nothing.
+    """
     cfg = published_config(repo_id)
     if max_layers is not None:
         if max_layers < 1:
@@ -79,7 +84,26 @@ def shadow_config(repo_id: str, max_layers: int | None = None) -> dict:
         for key in LAYER_KEYS:
             if key in cfg:
                 cfg[key] = min(cfg[key], max_layers)
+    if max_width is not None:
+        cfg.update(_narrowed(cfg, max_width))
     return cfg
+
+
+def _narrowed(cfg: dict, width: int) -> dict:
+    """The width keys of ``cfg`` cut to hidden size ``width`` (head size kept; feed-forward in proportion)."""
+    t5 = cfg["model_type"] == "t5"
+    hidden, ff, heads = ("d_model", "d_ff", "num_heads") if t5 else ("hidden_size", "intermediate_size",
+                                                                       "num_attention_heads")
+    head = cfg["d_kv"] if t5 else cfg[hidden] // cfg[heads]
+    if width < head:
+        raise ValueError(f"max_width must be at least the head size {head}, got {width}")
+    if cfg[hidden] <= width:
+        return {}
+    n_heads = width // head
+    out = {hidden: n_heads * head, heads: n_heads, ff: max(1, cfg[ff] * n_heads * head // cfg[hidden])}
+    if not t5 and cfg.get("num_key_value_heads"):
+        out["num_key_value_heads"] = max(1, cfg["num_key_value_heads"] * n_heads // cfg[heads])
+    return out
 
 
 def config_params(cfg: dict) -> int:
@@ -280,20 +304,20 @@ def _save_tokenizer(tok, facts: dict, folder: Path) -> None:
 
 
 def build_shadow(out_dir, repo_id: str, max_layers: int | None = None, seed: int = 0, device=None,
-                 tokenizer=None) -> dict:
+                 tokenizer=None, max_width: int | None = None) -> dict:
     """Write one shadow checkpoint of ``repo_id`` into the hub cache ``out_dir``; return its record.
 
     An existing snapshot of the same config and cut is kept (the build is then nearly free).
     """
     out_dir = Path(out_dir)
-    cfg = {**shadow_config(repo_id, max_layers), RANDOM_WEIGHTS_KEY: True}  # loaded families know it
+    cfg = {**shadow_config(repo_id, max_layers, max_width), RANDOM_WEIGHTS_KEY: True}  # loaded families know it
     facts = tokenizer_facts(repo_id)
     full = config_params(published_config(repo_id))
     rev = _snapshot_hash(repo_id, cfg)
     repo_dir = out_dir / f"models--{repo_id.replace('/', '--')}"
     snap = repo_dir / "snapshots" / rev
-    cut = {k: f"{published_config(repo_id)[k]}->{cfg[k]}" for k in LAYER_KEYS
-           if k in cfg and cfg[k] != published_config(repo_id)[k]}
+    pub = published_config(repo_id)
+    cut = {k: f"{pub[k]}->{cfg[k]}" for k in pub if k in cfg and cfg[k] != pub[k]}
     record = dict(id=repo_id, params_full=full, params_built=config_params(cfg), cut=cut, path=str(snap), reused=True)
     if not (snap / "config.json").exists():
         record["reused"] = False
@@ -315,7 +339,7 @@ def build_shadow(out_dir, repo_id: str, max_layers: int | None = None, seed: int
 
 
 def build_shadows(out_dir, presets=DEFAULT_PRESETS, max_layers: int | None = None,
-                  seed: int = 0, device=None, verbose: bool = True, ids=None) -> list[dict]:
+                  seed: int = 0, device=None, verbose: bool = True, ids=None, max_width: int | None = None) -> list[dict]:
     """Write shadow checkpoints of every model of ``presets`` (or of ``ids``) into the hub cache ``out_dir``.
 
     Args:
@@ -326,6 +350,7 @@ def build_shadows(out_dir, presets=DEFAULT_PRESETS, max_layers: int | None = Non
         device: where the random weights are initialised (a GPU makes full-depth builds fast).
         verbose: log one line per model (the ``csd_lib`` logger, stderr).
         ids: repo ids with a stored config (``stored_ids()``), built instead of ``presets``.
+        max_width: narrow every model to at most this hidden size (``shadow_config``); None keeps the width.
     Returns one record per id: ``id``, ``params_full``, ``params_built``, ``cut``, ``path``, ``reused``
     and ``tokens_per_word`` (its tokenizer on the synth-gsm8k test prompts, see ``tokens_per_word``).
     """
@@ -346,10 +371,11 @@ def build_shadows(out_dir, presets=DEFAULT_PRESETS, max_layers: int | None = Non
         facts = tokenizer_facts(rid)
         key = json.dumps(facts, sort_keys=True)
         snap_exists = (out_dir / f"models--{rid.replace('/', '--')}" / "snapshots" /
-                       _snapshot_hash(rid, shadow_config(rid, max_layers)) / "config.json").exists()
+                       _snapshot_hash(rid, shadow_config(rid, max_layers, max_width)) / "config.json").exists()
         if key not in toks and not snap_exists:
             toks[key] = build_tokenizer(facts)
-        rec = build_shadow(out_dir, rid, max_layers, seed=seed + i, device=device, tokenizer=toks.get(key))
+        rec = build_shadow(out_dir, rid, max_layers, seed=seed + i, device=device, tokenizer=toks.get(key),
+                           max_width=max_width)
         if key not in rates:
             from transformers import AutoTokenizer
             rates[key] = tokens_per_word(toks.get(key) or AutoTokenizer.from_pretrained(rec["path"]))

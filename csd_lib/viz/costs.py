@@ -18,7 +18,7 @@ def cost_figure(cost_model: CostModel, title: str | None = None):
     from plotly.subplots import make_subplots  # plotly: imported when a figure is drawn
     names = list(cost_model.forward)
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=[
-        f"{nm} (R² {cost_model.forward[nm].r2:.3f})" for nm in names])
+        f"{nm} (the line explains {cost_model.forward[nm].r2:.0%} of the spread)" for nm in names])
     for j, nm in enumerate(names, 1):
         rows = [s for s in cost_model.samples if s[0] == nm and s[1] > 0]
         for i, L in enumerate(sorted({r[2] for r in rows})):

@@ -87,6 +87,27 @@ def test_cut_changes_only_layer_counts():
         shadow.published_config("google/flan-t5-huge")
 
 
+@pytest.mark.parametrize("rid", ["google/flan-t5-xxl", "google/flan-t5-small", "lmsys/vicuna-7b-v1.3",
+                                 "double7/vicuna-68m"])
+def test_narrowing_keeps_heads_whole_and_builds_a_model_of_that_width(rid):
+    full = shadow.published_config(rid)
+    cfg = shadow.shadow_config(rid, 1, max_width=512)
+    t5 = full["model_type"] == "t5"
+    hidden, ff, heads = ("d_model", "d_ff", "num_heads") if t5 else ("hidden_size", "intermediate_size",
+                                                                       "num_attention_heads")
+    head = full["d_kv"] if t5 else full[hidden] // full[heads]
+    assert cfg[hidden] == min(full[hidden], 512 // head * head) and cfg[hidden] % head == 0
+    assert cfg[heads] <= full[heads] and (cfg[heads] * head == cfg[hidden] if not t5 or cfg[hidden] != full[hidden]
+                                          else cfg[heads] * head <= cfg[hidden])  # T5's inner dim is its own
+    assert cfg[ff] / cfg[hidden] == pytest.approx(full[ff] / full[hidden], rel=0.01)
+    assert cfg["vocab_size"] == full["vocab_size"]  # the real tokenizer's ids still fit
+    assert {k for k in full if full[k] != cfg[k]} <= {hidden, ff, heads, *shadow.LAYER_KEYS}
+    n = shadow.config_params(cfg)
+    assert n < shadow.config_params(shadow.shadow_config(rid, 1)) or full[hidden] <= 512
+    with pytest.raises(ValueError, match="head size"):
+        shadow.shadow_config(rid, 1, max_width=head - 1)
+
+
 @pytest.mark.parametrize("rid", SMALL_IDS)
 def test_written_files_equal_the_stored_published_ones(hub, rid):
     snap = next((hub / f"models--{rid.replace('/', '--')}" / "snapshots").iterdir())

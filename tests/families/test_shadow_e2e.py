@@ -40,6 +40,18 @@ def hub(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def narrow_hub(tmp_path_factory):
+    """The notebook grid's shadows: 1 layer and at most NARROW wide, real vocabulary, tokenizer and architecture.
+
+    The notebooks prove the loading and notebook paths on real presets and time nothing, so the width the
+    calls cost is left out (the end-to-end and estimate tests above keep it)."""
+    out = tmp_path_factory.mktemp("narrow-hub")
+    records = build_shadows(out, NOTEBOOK_PRESETS, max_layers=1, max_width=NARROW, verbose=False)
+    assert all(r["params_built"] < r["params_full"] for r in records)
+    return out
+
+
+@pytest.fixture(scope="module")
 def cache(tmp_path_factory):
     return tmp_path_factory.mktemp("csd-cache")
 
@@ -117,6 +129,7 @@ def test_preset_end_to_end_on_shadows(preset, hub, cache, offline, tmp_path):
 
 
 NOTEBOOK_PRESETS = ["flan-t5-colab", "vicuna"]
+NARROW = 512  # the notebook grid's hidden size at most (narrow_hub)
 # Every notebook that loads a family, but the appendix: it loads one only to price an embedded family's
 # committed benchmark run, which a real preset has none of.
 NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb")
@@ -130,7 +143,7 @@ SHORTER = {"04_horizontal_cascade.ipynb": dict(CSD_MAX_PROMPTS="1")}
 
 @pytest.mark.parametrize("preset", NOTEBOOK_PRESETS)
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_on_a_shadowed_preset(name, preset, hub, tmp_path):
+def test_notebook_on_a_shadowed_preset(name, preset, narrow_hub, tmp_path):
     """Each notebook runs to its last cell on a shadowed real preset, short lengths, no claim broken.
 
     Random weights accept almost nothing, so every claim about trained models must say
@@ -144,7 +157,7 @@ def test_notebook_on_a_shadowed_preset(name, preset, hub, tmp_path):
     nb = nbformat.read(REPO / "notebooks" / name, as_version=4)
     client = NotebookClient(nb, timeout=CELL_LIMIT_S, kernel_name="python3",
                             resources={"metadata": {"path": str(REPO / "notebooks")}})
-    client.execute(env=env(hub, own_cache, CSD_FAMILY=preset, **(SHORT | SHORTER.get(name, {}))))  # raises at the first failing or overrunning cell
+    client.execute(env=env(narrow_hub, own_cache, CSD_FAMILY=preset, **(SHORT | SHORTER.get(name, {}))))  # raises at the first failing or overrunning cell
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert all(c.execution_count for c in code), "a code cell did not run"
     text = "\n".join(str(o.get("text", "")) + str(o.get("data", {}).get("text/markdown", "")) + str(o.get("data", {}).get("text/plain", ""))

@@ -17,7 +17,7 @@ CM = CostModel("tiny-t5", "cpu", FITS, samples=SAMPLES)
 
 def test_cost_figure_one_panel_per_model_points_and_fit():
     fig = cost_figure(CM)
-    assert [a.text for a in fig.layout.annotations] == ["target (R² 0.987)", "small (R² 0.912)"]
+    assert [a.text for a in fig.layout.annotations] == ["target (the line explains 99% of the spread)", "small (the line explains 91% of the spread)"]
     assert fig.layout.title.text == "tiny-t5 on cpu: cost of one forward call"
     assert [t.name for t in fig.data] == ["L = 0 measured", "L = 0 fit", "L = 64 measured", "L = 64 fit"] * 2
     measured, fit = fig.data[2], fig.data[3]  # target at L = 64
