@@ -6,7 +6,8 @@ on row adapters (:class:`RowLM`) whose forward calls wait at one :class:`Batcher
 the batcher runs the model that most rows wait for once over all of them (:func:`batched_logits`) and wakes
 them; the others wait for the next turn. So the method is written once, rows accept different numbers of
 tokens each round (ragged acceptance), and a row that ends (EOS, length) leaves the batch at once: the next
-prompt takes its place (at most ``plan.batch_size`` rows live).
+prompt takes its place (at most ``plan.batch_size`` rows live). Rows that start together run a T5 encoder once
+over all their prompts (:func:`batched_start`).
 
 KV caches stay per row, rolled back by the cache API (``crop``) exactly as batch 1 does; a batched call stacks
 the rows' caches left-padded along the batch axis, feeds each row its last ``T`` tokens (a row with fewer new
@@ -31,7 +32,7 @@ from .methods import get
 from .models import LM, Meter, StackError, common_prefix, sync_device
 from .plan import Plan, check_batch_size, make_plan
 
-__all__ = ["Batcher", "RowLM", "batched_logits", "check_linear", "generate_batch", "run_batch", "row_seed"]
+__all__ = ["Batcher", "RowLM", "batched_logits", "batched_start", "check_linear", "generate_batch", "run_batch", "row_seed"]
 
 PAD_ID = 0  # the token fed at padded places; masked out, so any id would do
 
@@ -87,10 +88,8 @@ class Batcher:
         rows = sorted(r for r, c in self.waiting.items() if c.key == key)
         calls = [self.waiting.pop(r) for r in rows]
         try:
-            if key[0] == "start":
-                results = [LM.start(*c.args) for c in calls]  # one prompt each: the encoder as batch 1 runs it
-            else:
-                results = batched_logits(*zip(*(c.args for c in calls)))
+            run = batched_start if key[0] == "start" else batched_logits
+            results = run(*zip(*(c.args for c in calls)))
             for c, res in zip(calls, results):
                 c.result = res
         except Exception as e:  # the rows of this batch fail with it; serve_all stops the others
@@ -138,6 +137,30 @@ class RowLM(LM):
 
 
 # -- one batched forward ------------------------------------------------------------------------
+
+def batched_start(lms, prompts) -> list[list[int]]:
+    """:meth:`LM.start` of several rows of one model: an encoder-decoder's encoder runs once over all their
+    prompts (right-padded, masked), each row keeping its own states (1, S_i, D); returns each row's initial
+    decoder sequence. A decoder-only start runs no forward; one row starts exactly as batch 1 does."""
+    lms, prompts = list(lms), [list(p) for p in prompts]
+    lead = lms[0]
+    if not lead.is_encoder_decoder or len(lms) == 1:
+        return [LM.start(lm, p) for lm, p in zip(lms, prompts)]
+    seqs = [lm.reset(p) for lm, p in zip(lms, prompts)]
+    S = max(len(p) for p in prompts)
+    ids = torch.tensor([p + [PAD_ID] * (S - len(p)) for p in prompts], device=lead.device)          # (B, S)
+    mask = torch.tensor([[1] * len(p) + [0] * (S - len(p)) for p in prompts], device=lead.device)  # (B, S)
+    sync_device(ids.device)
+    t0 = lead.meter.clock()
+    with torch.inference_mode():
+        states = lead.model.get_encoder()(input_ids=ids, attention_mask=mask).last_hidden_state    # (B, S, D)
+    sync_device(states.device)
+    dt = lead.meter.clock() - t0
+    for i, (lm, p) in enumerate(zip(lms, prompts)):
+        lm._enc = BaseModelOutput(last_hidden_state=states[i:i + 1, :len(p)])                      # (1, S_i, D)
+        lm.meter.time += dt                                          # the batched call's time, in every row's meter
+    return seqs
+
 
 def _self_cache(lm: LM):
     """The decoder self-attention cache of ``lm`` (T5 keeps it beside the cross-attention one)."""

@@ -141,14 +141,23 @@ class LM:
         self._tree: list[int] = []  # tokens of the last tree, until keep_path
 
     # -- lifecycle -------------------------------------------------------------------
-    def start(self, prompt_ids: list[int]) -> list[int]:
-        """Reset the cache for a new prompt; return the decoder's initial sequence."""
+    def reset(self, prompt_ids: list[int]) -> list[int]:
+        """Empty the cache for a new prompt (an encoder-decoder's encoder states are left to :meth:`start`);
+        return the decoder's initial sequence."""
         if self.max_length is not None and len(prompt_ids) > self.max_length:
             raise ValueError(f"the prompt has {len(prompt_ids)} tokens but model '{self.name}' "
                              f"accepts at most {self.max_length}; shorten the prompt")
         self._cached = []
         if self.is_encoder_decoder:
             self._cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
+            return [self.decoder_start]
+        self._cache = DynamicCache(config=self.model.config)
+        return list(prompt_ids)
+
+    def start(self, prompt_ids: list[int]) -> list[int]:
+        """Reset the cache for a new prompt (and run the encoder); return the decoder's initial sequence."""
+        seq = self.reset(prompt_ids)
+        if self.is_encoder_decoder:
             ids = torch.tensor([prompt_ids], device=self.device)  # (1, S)
             sync_device(ids.device)  # the encoder's cost lands in its own timing, not in the next call's
             t0 = self.meter.clock()
@@ -156,9 +165,7 @@ class LM:
                 self._enc = self.model.get_encoder()(input_ids=ids)
             sync_device(self._enc.last_hidden_state.device)
             self.meter.time += self.meter.clock() - t0
-            return [self.decoder_start]
-        self._cache = DynamicCache(config=self.model.config)
-        return list(prompt_ids)
+        return seq
 
     def release(self) -> None:
         """Drop the cache and encoder states."""

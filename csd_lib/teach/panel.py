@@ -12,6 +12,11 @@ shows one target round of the current generation unrolled (``viz.round_figure``)
 cascade's chain plus its drafters' second choices, verified as one token tree); on a T5 family the
 readout ``csd-method-note`` says why it is absent.
 
+The batch size (``csd-batch-size``, default 1: one prompt, as the panel always ran) runs that many prompts at once
+(:func:`csd_lib.engine.batch.generate_batch`; :func:`batch_prompts` says which). Above 1 a row picker (Dropdown
+``csd-row-picker``, hidden at batch size 1) chooses the row that the trace, the stats, the readouts and the round
+stepper show; picking a row reruns nothing.
+
 K cells are ``Text`` widgets, not ``IntText``: the browser side of ``IntText`` drops what
 does not parse as an integer (letters vanish, 1.5 becomes 1) before Python sees it, so a
 wrong entry could not be reported. Here every entry goes to ``plan.validate_k``,
@@ -23,15 +28,19 @@ import functools
 import html
 import re
 
+from ..engine.batch import generate_batch
 from ..engine.cascade import generate
 from ..engine.methods import CSD_TREE, REFERENCE, find, get
 from ..engine.plan import MAG_LENIENCE, METHODS, validate_k
 from ..report.trees import takes_trees
 from ..families.tasks import TASKS, load_task
-from ..viz import cascade_tree_figure, round_figure, show_in_output, stats_html, trace_html
+from ..viz import batch_row, cascade_tree_figure, round_figure, row_label, show_in_output, stats_html, trace_html
 
 DEFAULT_PROMPT = ("Reason the math question below step by step. Question: Mia has 4 apples. She buys 3 "
                   "bags with 5 apples in each. How many apples does Mia have now?.\n Answer: ")
+
+# The most rows the panel's batch-size control offers.
+MAX_BATCH = 8
 
 # The temperature the "sample" mode starts at. The tiny models are so sure of their
 # greedy token that temperature 1.0 reproduced the greedy text for 5 seeds out of 5; at
@@ -64,6 +73,17 @@ def _default_prompt(fam) -> str:
         if exs:
             return exs[0].prompt
     return DEFAULT_PROMPT
+
+
+def batch_prompts(fam, prompt: str, n: int) -> list[str]:
+    """The ``n`` prompts of a batch: the panel's prompt first, then the family task's held-out test prompts (mixed
+    lengths); for a family without a task, the panel's prompt cut word by word from its end."""
+    others = [e.prompt for e in load_task(fam.task, "test", n) if e.prompt != prompt] \
+        if n > 1 and getattr(fam, "task", None) in TASKS else []
+    words = prompt.split()
+    while len(others) < n - 1:
+        others.append(" ".join(words[:max(len(words) - 1 - len(others) % max(len(words) - 1, 1), 1)]))
+    return [prompt] + others[:n - 1]
 
 
 def k_labels(fam) -> tuple[list[str], list[str]]:
@@ -122,7 +142,7 @@ def run_diff(cur, prev=None, ar=None) -> dict:
     length difference), ``level_changed`` (same token at the same position, proposed by
     another level), ``calls_changed`` (models whose forward-call count moved),
     ``vs_ar`` (positions that differ from greedy AR, plus the length difference) and
-    ``only_timing`` (nothing but the wall time moved). Counts are None without a reference.
+    ``only_timing`` (nothing but the wall time moved, at one batch size: a row's time counts its batch's calls). Counts are None without a reference.
     """
     def differ(a, b):
         return sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b))
@@ -138,14 +158,15 @@ def run_diff(cur, prev=None, ar=None) -> dict:
         out["calls_changed"] = {m: (prev.stats.calls.get(m, 0), cur.stats.calls.get(m, 0)) for m in sorted(names)
                                 if prev.stats.calls.get(m, 0) != cur.stats.calls.get(m, 0)}
         out["only_timing"] = (out["tokens_changed"] == 0 and out["level_changed"] == 0
-                              and not out["calls_changed"])
+                              and not out["calls_changed"] and cur.plan.batch_size == prev.plan.batch_size)
     return out
 
 
 def _settings_changed(prev_cfg: dict | None, cfg: dict) -> list[str]:
     if prev_cfg is None:
         return []
-    return [f"{k} {prev_cfg[k]} \u2192 {cfg[k]}" for k in cfg if prev_cfg.get(k) != cfg[k]]
+    prev_cfg, cfg = {"batch_size": 1, **prev_cfg}, {"batch_size": 1, **cfg}  # a run's config names batch sizes > 1
+    return [f"{k} {prev_cfg.get(k)} \u2192 {cfg[k]}" for k in cfg if prev_cfg.get(k) != cfg[k]]
 
 
 def diff_html(cur, prev=None, ar=None, changed: list[str] | None = None) -> str:
@@ -205,6 +226,9 @@ class LivePanel:
     ``round_slider.value``). It starts on the first round in which the target rejected a drafted
     token and keeps its round, clamped, on reruns. ``mag_lenience`` is the plan's MaG rule (csd, csd-tree):
     off, lenience applies between neural drafters only (the paper's); on, to MaG's tokens too.
+    ``controls["batch_size"]`` runs ``batch`` (one generation per prompt of ``prompts``); ``row_picker`` (or
+    :meth:`pick_row`) chooses ``row``, the row shown: ``last`` is ``batch[row]`` and ``previous`` the same row of
+    the run before.
     """
 
     def __init__(self, fam, prompt: str | None = None, method: str = "csd", max_new_tokens: int = 64):
@@ -217,16 +241,19 @@ class LivePanel:
         self.runs, self.last, self.previous, self.last_cfg = 0, None, None, None
         self.tree_figure, self.tree_key = None, None
         self.round_figure, self.round_key, self.n_rounds = None, None, 0
+        self.batch, self.prev_batch, self.prompts, self.row, self.changed = [], [], [], 0, []
         self._ar_cache: dict = {}
         self.controls = dict(prompt=self._prompt_control(w, prompt), method=self._method_control(w, method),
                              lenience=self._lenience_control(w), mag_lenience=self._mag_rule_control(w),
                              decoding=self._decoding_control(w), temperature=self._temperature_control(w),
                              seed=w.IntText(value=0, description="seed", layout=w.Layout(width="180px")),
                              max_new_tokens=w.BoundedIntText(value=max_new_tokens, min=1, max=1024,
-                                                             description="max new", layout=w.Layout(width="180px")))
+                                                             description="max new", layout=w.Layout(width="180px")),
+                             batch_size=self._batch_control(w))
         k_grid = self._k_editor(w)
         self._readouts(w)
         self._round_stepper(w)
+        self._row_control(w)
         self.box = self._layout(w, k_grid)
         for wd in [*self.controls.values(), *(c for row in self.k_cells for c in row)]:
             wd.observe(self.update, names="value")
@@ -273,6 +300,20 @@ class LivePanel:
                            style={"description_width": "initial"})
         wd.add_class("csd-temperature")
         return wd
+
+    def _batch_control(self, w):
+        wd = w.BoundedIntText(value=1, min=1, max=MAX_BATCH, description="batch size", layout=w.Layout(width="180px"),
+                              style={"description_width": "initial"})
+        wd.add_class("csd-batch-size")
+        return wd
+
+    def _row_control(self, w):
+        """The row picker: which row of a batch the readouts show (hidden at batch size 1)."""
+        self.row_picker = w.Dropdown(options=[("row 0", 0)], value=0, description="row",
+                                     layout=w.Layout(width="98%", display="none"))
+        self.row_picker.add_class("csd-row-picker")
+        self._fitting = False
+        self.row_picker.observe(self._row_changed, names="value")
 
     def _k_editor(self, w):
         """One Text per K entry (``k_cells``); entries below the diagonal are ignored by Algorithm 1."""
@@ -327,9 +368,9 @@ class LivePanel:
         round_note = w.HTML("<small>One target round unrolled: every review of Algorithm 1 that led to the "
                             "target's review, from the bottom up (MaG proposes, the drafters review, the target "
                             "reviews); each row says the lenience it applied.</small>")
-        box = w.VBox([c["prompt"], w.HBox([c["method"], c["seed"], c["max_new_tokens"]]), self.method_note,
-                      w.HBox([c["lenience"], c["mag_lenience"], c["decoding"], c["temperature"]]), k_grid, k_note,
-                      self.status, self.error, self.trace, w.HBox([self.stats, w.VBox([self.diff, self.pairs])]),
+        box = w.VBox([c["prompt"], w.HBox([c["method"], c["seed"], c["max_new_tokens"], c["batch_size"]]),
+                      self.method_note, w.HBox([c["lenience"], c["mag_lenience"], c["decoding"], c["temperature"]]),
+                      k_grid, k_note, self.status, self.error, self.row_picker, self.trace, w.HBox([self.stats, w.VBox([self.diff, self.pairs])]),
                       w.HBox([self.round_prev, self.round_slider, self.round_next, self.round_label]), round_note,
                       self.rounds, self.tree], layout=w.Layout(width="100%"))
         box.add_class("csd-live-panel")
@@ -344,7 +385,7 @@ class LivePanel:
         return dict(method=c["method"].value, k=parse_k([[x.value for x in row] for row in self.k_cells]),
                     lenience=c["lenience"].value, mag_lenience=c["mag_lenience"].value,
                     temperature=0.0 if greedy else c["temperature"].value, seed=c["seed"].value,
-                    max_new_tokens=c["max_new_tokens"].value, prompt=c["prompt"].value)
+                    max_new_tokens=c["max_new_tokens"].value, prompt=c["prompt"].value, batch_size=c["batch_size"].value)
 
     @staticmethod
     def _config(s: dict) -> dict:
@@ -354,19 +395,27 @@ class LivePanel:
             cfg.update(K=s["k"], lenience=s["lenience"], mag_lenience=s["mag_lenience"])
         cfg["decoding"] = "greedy" if s["temperature"] == 0 else f"temperature {s['temperature']:g}, seed {s['seed']}"
         cfg["max_new_tokens"] = s["max_new_tokens"]
+        if s["batch_size"] > 1:
+            cfg["batch_size"] = s["batch_size"]
         return cfg
 
-    def _generate(self, s: dict):
-        """The run of settings ``s`` and greedy AR on the same prompt and length (AR cached)."""
+    def _generate(self, s: dict) -> tuple[list, list[str]]:
+        """The runs of settings ``s``, one per prompt of the batch (batch size 1: ``generate`` itself), and the prompts."""
         kw = dict(k=s["k"], lenience=s["lenience"], mag_lenience=s["mag_lenience"]) \
             if get(s["method"]).lenient else {}
-        g = generate(self.fam, s["prompt"], s["method"], temperature=s["temperature"], seed=s["seed"],
-                     max_new_tokens=s["max_new_tokens"], **kw)
-        key = (s["prompt"], s["max_new_tokens"])
+        kw.update(temperature=s["temperature"], seed=s["seed"], max_new_tokens=s["max_new_tokens"])
+        if s["batch_size"] == 1:
+            return [generate(self.fam, s["prompt"], s["method"], **kw)], [s["prompt"]]
+        prompts = batch_prompts(self.fam, s["prompt"], s["batch_size"])
+        return generate_batch(self.fam, prompts, s["method"], batch_size=s["batch_size"], **kw), prompts
+
+    def _ar(self, g, prompt: str):
+        """Greedy AR on ``prompt`` at ``g``'s length (cached; ``g`` itself when it is a batch-1 greedy AR run)."""
+        key = (prompt, g.plan.max_new_tokens)
         if key not in self._ar_cache:
-            self._ar_cache[key] = g if (s["method"] == REFERENCE and s["temperature"] == 0) else \
-                generate(self.fam, s["prompt"], REFERENCE, max_new_tokens=s["max_new_tokens"])
-        return g, self._ar_cache[key]
+            self._ar_cache[key] = g if (g.method == REFERENCE and g.plan.temperature == 0 and g.plan.batch_size == 1) \
+                else generate(self.fam, prompt, REFERENCE, max_new_tokens=g.plan.max_new_tokens)
+        return self._ar_cache[key]
 
     def update(self, change=None):
         """Rerun generation with the controls' settings and redraw every readout (a bad setting: the error)."""
@@ -378,26 +427,67 @@ class LivePanel:
             if self.tree_key != key:
                 self.redraw_tree(*key)
                 self.tree_key = key
-            g, ar = self._generate(s)
+            batch, prompts = self._generate(s)
         except ValueError as e:
             self.show_error(e)
             return
         self.runs += 1
-        self._show(g, ar, self._config(s))
-        self._new_rounds(g)
+        cfg = self._config(s)
+        self.prev_batch, self.batch, self.prompts = self.batch, batch, prompts
+        self.changed, self.last_cfg = _settings_changed(self.last_cfg, cfg), cfg
+        self._fit_rows()
+        self._show()
         self.status.value = ""
 
-    def _show(self, g, ar, cfg: dict):
+    def _show(self):
+        """Draw row ``row`` of the current batch: trace, stats, readouts against the same row of the run before,
+        and the round stepper on its target rounds."""
         self.error.value = ""
-        line = ", ".join(f"{a} {b}" for a, b in cfg.items())
-        self.trace.value = trace_html(g, self.fam.tokenizer, title=f"{line}: {g.stats.n_tokens} tokens, "
-                                      f"{g.stats.calls.get(g.stats.target, 0)} target calls")
+        g, prompt = self.batch[self.row], self.prompts[self.row]
+        ar = self._ar(g, prompt)
+        line = ", ".join(f"{a} {b}" for a, b in self.last_cfg.items())
+        title = f"{line}: {g.stats.n_tokens} tokens, {g.stats.calls.get(g.stats.target, 0)} target calls"
+        if len(self.batch) > 1:
+            title = f"{row_label(self.batch, self.row, self.prompts, self.fam.tokenizer)}; {title}"
+        self.trace.value = trace_html(g, self.fam.tokenizer, title=title,
+                                      row=self.row if len(self.batch) > 1 else None)
         self.stats.value = (f'<div class="csd-stats-config" style="font-size:0.85em;color:#444">{html.escape(line)}'
                             f' (run {self.runs})</div>' + stats_html(g, ar))
-        self.previous, self.last = self.last, g
-        self.diff.value = diff_html(g, self.previous, ar, _settings_changed(self.last_cfg, cfg))
+        self.last = g
+        self.previous = self.prev_batch[self.row] if self.row < len(self.prev_batch) else None
+        self.diff.value = diff_html(g, self.previous, ar, self.changed)
         self.pairs.value = pairs_html(g, self.previous)
-        self.last_cfg = cfg
+        self._new_rounds(g)
+
+    # -- the row picker --------------------------------------------------------------------
+
+    def _fit_rows(self):
+        """Fit the row picker to the current batch: one entry per row, the row kept (clamped); hidden for one row."""
+        n = len(self.batch)
+        self.row = min(self.row, n - 1)
+        self._fitting = True  # the picker's options change: no redraw until the run is shown
+        try:
+            self.row_picker.options = [(row_label(self.batch, r, self.prompts, self.fam.tokenizer, width=50), r)
+                                       for r in range(n)]
+            self.row_picker.value = self.row
+        finally:
+            self._fitting = False
+        self.row_picker.layout.display = None if n > 1 else "none"
+
+    def _row_changed(self, change):
+        if not self._fitting:
+            self.row = change["new"]
+            self._show()
+
+    def pick_row(self, row):
+        """Show row ``row`` of the current batch (reruns nothing); a row the batch lacks: the error readout."""
+        try:
+            batch_row(self.batch, row)
+        except ValueError as e:
+            self.show_error(e)
+            return
+        self.error.value = ""
+        self.row_picker.value = row
 
     def show_error(self, e: ValueError):
         self.error.value = (f'<div style="color:#b00020;border:1px solid #b00020;padding:4px">'
@@ -414,9 +504,9 @@ class LivePanel:
     def show_round(self, change=None):
         """Draw round ``round_slider.value`` of the last generation (once per generation and round)."""
         r = self.round_slider.value
-        if self.round_key == (self.runs, r):
+        if self.round_key == (self.runs, self.row, r):
             return
-        self.round_key = (self.runs, r)
+        self.round_key = (self.runs, self.row, r)
         self.round_figure = round_figure(self.last, self.fam.tokenizer, r - 1)
         self.round_label.value = f"target round <b>{r}</b> of {self.n_rounds}"
         self.round_prev.disabled, self.round_next.disabled = r <= 1, r >= self.n_rounds

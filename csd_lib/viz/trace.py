@@ -229,8 +229,7 @@ def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60
     fig.add_trace(_boxes("output", x0, w, rows, labels, colors, hover, levels=list(g.provenance)))
     n_rows_max = (max(rows) + 1) if rows else 1
     groups = [[n_legend]]  # trace indices shown at each slider position
-    titles = [title or f"{g.method}: {len(ids)} tokens, {g.stats.calls.get(g.stats.target, 0)} target calls "
-              f"({g.stats.tokens_per_target_call:.2f} tokens/call)"]
+    titles = [title or _figure_title(g)]
     top = [e for e in g.events if e.depth == 0]
     shown = top[:max_steps]
     for s, e in enumerate(shown):
@@ -259,8 +258,19 @@ def trace_figure(g: Generation, tokenizer, width: int = 110, max_steps: int = 60
     return fig
 
 
-def trace_html(g: Generation, tokenizer, title: str | None = None) -> str:
-    """The output as coloured ``<span class="csd-tok">`` tokens with hover titles and a legend."""
+def _figure_title(g: Generation) -> str:
+    return (f"{g.method}: {len(g.token_ids)} tokens, {g.stats.calls.get(g.stats.target, 0)} target calls "
+            f"({g.stats.tokens_per_target_call:.2f} tokens/call)")
+
+
+def _html_title(g: Generation) -> str:
+    return (f"{g.method}: {len(g.token_ids)} tokens, {g.stats.calls.get(g.stats.target, 0)} target calls "
+            f"({g.stats.tokens_per_target_call:.2f} tokens per target call)")
+
+
+def trace_html(g: Generation, tokenizer, title: str | None = None, row: int | None = None) -> str:
+    """The output as coloured ``<span class="csd-tok">`` tokens with hover titles and a legend; ``row``: the
+    row of a batch it is (the trace's ``data-row``)."""
     ids = list(g.token_ids)
     pieces = token_texts(tokenizer, ids)
     origins = token_origins(g)
@@ -275,15 +285,56 @@ def trace_html(g: Generation, tokenizer, title: str | None = None) -> str:
     legend = " ".join(f'<span class="csd-legend-item" data-level="{html.escape(lv)}" style="{level_css(lv)}'
                       f'border-radius:3px;padding:1px 6px" title="{LEVEL_UNDERLINE.get(lv, "no line")}">'
                       f'{html.escape(lv)}</span>' for lv in present)
-    head = html.escape(title) if title else (
-        f"{html.escape(g.method)}: {len(ids)} tokens, {g.stats.calls.get(g.stats.target, 0)} target calls "
-        f"({g.stats.tokens_per_target_call:.2f} tokens per target call)")
-    return (f'<div class="csd-trace" data-method="{html.escape(g.method)}" data-n-tokens="{len(ids)}" '
+    head = html.escape(title or _html_title(g))
+    at = "" if row is None else f'data-row="{int(row)}" '
+    return (f'<div class="csd-trace" data-method="{html.escape(g.method)}" data-n-tokens="{len(ids)}" {at}'
             f'style="font-family:sans-serif">'
             f'<div class="csd-trace-title" style="font-size:0.9em;color:#444;margin-bottom:4px">{head}</div>'
             f'<div class="csd-trace-tokens" style="font-family:monospace;white-space:pre-wrap;line-height:1.9;'
             f'color:#000">{"".join(spans)}</div>'
             f'<div class="csd-legend" style="margin-top:6px;font-size:0.85em">{legend}</div></div>')
+
+
+# -- one row of a batch (csd_lib.engine.batch.generate_batch) ------------------------------------
+
+def batch_row(batch: list[Generation], row) -> Generation:
+    """Row ``row`` of a batched generation (one :class:`Generation` per prompt, in order); a row that is not
+    one of the batch's raises ValueError saying which rows there are."""
+    n = len(batch)
+    if isinstance(row, bool) or not isinstance(row, int) or not 0 <= row < n:
+        raise ValueError(f"row {row!r} is not a row of this batch: it has {n} row{'s' * (n != 1)}, "
+                         f"numbered 0 to {n - 1}")
+    return batch[row]
+
+
+def row_label(batch: list[Generation], row: int, prompts, tokenizer, width: int = 60) -> str:
+    """Which row of the batch is drawn and its prompt (text, or token ids decoded; cut to ``width`` characters)."""
+    batch_row(batch, row)
+    if len(prompts) != len(batch):
+        raise ValueError(f"{len(prompts)} prompts for a batch of {len(batch)} rows; pass the prompts the batch "
+                         f"was generated from, one per row")
+    p = prompts[row]
+    text = p if isinstance(p, str) else tokenizer.decode(list(p), skip_special_tokens=True)
+    text = " ".join(text.split())
+    text = text if len(text) <= width else text[:width - 1] + "\u2026"
+    return f"row {row} of {len(batch)}, prompt \"{text}\""
+
+
+def row_trace_figure(batch: list[Generation], tokenizer, row: int, prompts, **kw):
+    """:func:`trace_figure` of row ``row`` of a batch (same colours, styles and replay, over that row's target
+    reviews), its title saying which row and its prompt (``prompts``: those the batch was generated from)."""
+    g = batch_row(batch, row)
+    fig = trace_figure(g, tokenizer, title=f"{row_label(batch, row, prompts, tokenizer)}: {_figure_title(g)}", **kw)
+    for step in fig.layout.sliders[0].steps[1:]:  # the replay's titles name the row too
+        vis, layout = step.args
+        step.args = [vis, {"title.text": f"row {row}: {layout['title.text']}"}]
+    return fig
+
+
+def row_trace_html(batch: list[Generation], tokenizer, row: int, prompts) -> str:
+    """:func:`trace_html` of row ``row`` of a batch, its title saying which row and its prompt."""
+    g = batch_row(batch, row)
+    return trace_html(g, tokenizer, f"{row_label(batch, row, prompts, tokenizer)}: {_html_title(g)}", row=row)
 
 
 def save_trace_html(g: Generation, tokenizer, path, title: str | None = None) -> None:

@@ -20,6 +20,8 @@ from csd_lib.engine import batch as batch_mod
 from csd_lib.engine.batch import generate_batch, row_seed
 from csd_lib.engine.plan import Plan
 from csd_lib.measure.lossless import exact_joint, noise_tv, tv
+from test_sampling_exact import CI_CASES, N_TOK, PROMPT, QUANTILE, REPS, V, Case, case_law, outcome
+from test_sampling_exact import family as law_family
 
 METHODS = ("ar", "sd", "mag", "staged", "csd")
 MAX_NEW = 16
@@ -133,23 +135,34 @@ def test_sampled_rows_equal_batch1_with_their_seed(arch):
     assert len({tuple(g.token_ids) for g in got}) == len(got)
 
 
-V, N_TOK, PROMPT, N = 6, 2, [3, 4, 5, 3, 4, 5, 3, 4], 150
+# The batch-1 enumeration's helpers (tests/engine/test_sampling_exact.py): its families, cases and exact laws.
+LAW_CASES = [next(c for c in CI_CASES if c.eos and (c.method, c.arch) == key)
+             for key in (("csd", "t5"), ("csd", "llama"), ("sd", "llama"))]
+SHORT = PROMPT[:3]  # the other prompt of each batch: another length, so rows are padded differently
 
 
-@pytest.mark.parametrize("arch,method,lam", [("llama", "csd", 3.0), ("t5", "sd", None)])
-def test_sampled_rows_follow_the_target_law(arch, method, lam):
-    """One prompt in N rows (seeds 0..N-1): the rows' first tokens follow the target's exact law."""
-    fam = random_family(arch, vocab_size=V, n_drafters=1, seed=5, eos=None, dtype=torch.float64)
-    with torch.no_grad():  # a few likely tokens per step (test_sampling_exact's scales)
-        for m in {id(lm.model): lm.model for lm in fam.models}.values():
-            m.get_output_embeddings().weight.mul_({"llama": 4.0, "t5": 0.001}[arch])
-    p = exact_joint(fam, PROMPT, N_TOK, 1.0)
-    got = generate_batch(fam, [PROMPT] * N, method, batch_size=16, lenience=lam, temperature=1.0, seed=0,
-                         max_new_tokens=N_TOK + 2)
-    emp = np.zeros(V ** N_TOK)
-    for g in got:
-        emp[np.ravel_multi_index(g.token_ids[:N_TOK], (V,) * N_TOK)] += 1 / N
-    assert tv(emp, p) < noise_tv(p, N, 0.999, 4000)
+def folded_law(c: Case, prompt: list[int]) -> np.ndarray:
+    """The exact law of ``prompt``'s first N_TOK tokens under case ``c``'s family, EOS folded in (V**N_TOK,)."""
+    f = law_family(c.arch, c.nd, c.same, c.eos, c.fam_seed)
+    p = exact_joint(f, prompt, N_TOK, c.T)
+    return np.bincount([outcome(np.unravel_index(i, (V,) * N_TOK), f.target.eos_token_id) for i in range(p.size)],
+                       weights=p, minlength=p.size)
+
+
+@pytest.mark.parametrize("c", LAW_CASES, ids=[c.id for c in LAW_CASES])
+def test_sampled_rows_follow_their_prompts_law(c):
+    """Two prompts of different lengths, each in ``c.n`` rows of one batched run (seeds 0..2n-1, rows ending
+    at EOS at different times): each prompt's rows follow that prompt's exact law under the target."""
+    f = law_family(c.arch, c.nd, c.same, c.eos, c.fam_seed)
+    prompts = [PROMPT, SHORT] * c.n
+    got = generate_batch(f, prompts, c.method, batch_size=16, k=c.k, lenience=c.lenience, temperature=c.T,
+                         seed=0, max_new_tokens=N_TOK + 2, mag_lenience=c.mag_lenience if c.method == "csd" else None)
+    for which, prompt, p in ((0, PROMPT, case_law(c)), (1, SHORT, folded_law(c, SHORT))):
+        emp = np.zeros(V ** N_TOK)
+        for g in got[which::2]:
+            emp[outcome(g.token_ids, f.target.eos_token_id)] += 1 / c.n
+        assert tv(emp, p) < noise_tv(p, c.n, QUANTILE, REPS), (c.id, which)
+    assert len({len(g.token_ids) for g in got}) > 1  # rows ended at different times
 
 
 def test_plan_batch_size():
@@ -192,3 +205,37 @@ def test_cross_attention_is_computed_once_per_row(monkeypatch):
     got = generate_batch(fam, prompts, "ar", batch_size=4, max_new_tokens=MAX_NEW)
     assert [g.token_ids for g in got] == ar_tokens(fam, prompts)
     assert seen[0] is False and all(seen[1:])  # one first call for all rows, then reuse
+
+
+def test_the_encoder_runs_once_for_the_rows_that_start_together():
+    """T5: one encoder forward over the rows that start together (padded, masked), batch 1 for a row that takes
+    a finished row's place; the rows' tokens stay their batch-1 tokens."""
+    fam = family("t5", False)
+    prompts = eos_prompts(fam, 11)
+    seen = []
+    hook = fam.target.model.get_encoder().register_forward_hook(
+        lambda mod, args, kwargs, out: seen.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
+    try:
+        got = generate_batch(fam, prompts, "csd", batch_size=4, max_new_tokens=MAX_NEW)
+    finally:
+        hook.remove()
+    assert [g.token_ids for g in got] == ar_tokens(fam, prompts)
+    assert seen[0] == (4, max(len(p) for p in prompts[:4]))  # the first four rows: one call, padded
+    assert sum(b for b, _ in seen) == len(prompts) and len(seen) < len(prompts)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["tiny-t5", "tiny-llama"])
+def test_named_families_rows_equal_batch1_ar(name):
+    """The embedded trained families, held-out prompts of mixed lengths, an EOS some rows reach: every row is its
+    prompt's batch-1 AR output (fp32 on the CPU)."""
+    from csd_lib import load_family
+    from csd_lib.families.tasks import load_task
+    fam = load_family(name)
+    prompts = [e.prompt for e in load_task(fam.task, "test", 5)]
+    want = ar_tokens(fam, prompts)
+    counts = {t: sum(t in o[1:] for o in want) for o in want for t in o[1:]}
+    fam.target.eos_token_id = min(counts, key=lambda t: (abs(counts[t] - 2), t))  # in about 2 of the 5 rows
+    want = ar_tokens(fam, prompts)
+    got = generate_batch(fam, prompts, "csd", batch_size=3, max_new_tokens=MAX_NEW)
+    assert [g.token_ids for g in got] == want and len({len(t) for t in want}) > 1

@@ -238,3 +238,75 @@ def test_csd_tree_is_offered_on_decoder_only_families_only():
     assert "csd-tree" not in q.controls["method"].options and "encoder-decoder" in q.method_note.value
     with pytest.raises(ValueError, match="decoder-only"):
         live_panel(t5, PROMPT, method="csd-tree")
+
+
+# -- batches: the batch-size control and the row picker ----------------------------------------
+
+def test_batch_prompts_lead_with_the_panel_prompt_and_mix_lengths(agreeing):
+    from csd_lib.teach.panel import batch_prompts
+    assert batch_prompts(agreeing, PROMPT, 1) == [PROMPT]
+    assert batch_prompts(agreeing, PROMPT, 6) == [PROMPT, "w5 w6 w7 w5", "w5 w6 w7", "w5 w6", "w5", "w5 w6 w7 w5"]
+    fam = load_family("tiny-t5")
+    from csd_lib.families.tasks import load_task
+    rows = batch_prompts(fam, "w", 4)
+    assert rows == ["w"] + [e.prompt for e in load_task(fam.task, "test", 3)] and len(set(map(len, rows))) == 4
+
+
+def test_row_picker_shows_each_row_and_the_stepper_follows_it(monkeypatch):
+    import csd_lib.teach.panel as wmod
+    f = random_family("llama", vocab_size=40, n_drafters=2, seed=1)
+    p = live_panel(f, PROMPT, max_new_tokens=8)
+    one = p.last
+    assert p.batch == [one] and p.row_picker.layout.display == "none" and "data-row" not in p.trace.value
+    assert p.controls["batch_size"].value == 1 and "batch_size" not in p.stats.value
+    shown = []
+    monkeypatch.setattr(wmod, "trace_html", lambda g, tok, title=None, row=None: shown.append((g, row)) or
+                        viz.trace_html(g, tok, title, row))
+    p.controls["batch_size"].value = 3
+    assert p.runs == 2 and len(p.batch) == 3 and p.prompts == wmod.batch_prompts(f, PROMPT, 3)
+    assert p.row_picker.layout.display is None and p.row_picker.options == tuple(
+        (viz.row_label(p.batch, r, p.prompts, f.tokenizer, width=50), r) for r in range(3))
+    assert p.batch[0].token_ids == one.token_ids and p.last is p.batch[0] and p.previous is one
+    assert "batch_size 1 \u2192 3" in p.diff.value and "row 0 of 3, prompt &quot;w5 w6 w7 w5 w6&quot;" in p.trace.value
+    assert "timing noise" not in p.diff.value  # the same tokens, but the row's calls now serve a batch
+    assert len({tuple(g.token_ids) for g in p.batch}) == 3 and len({len(_tops(g)) for g in p.batch}) > 1
+    for r in (2, 1, 2):
+        runs, n = p.runs, len(shown)
+        p.row_picker.value = r
+        g = p.batch[r]
+        assert p.runs == runs and p.row == r and p.last is g and shown[n:] == [(g, r)]  # no rerun, one redraw
+        assert re.findall(r'class="csd-tok" data-level="([^"]+)"', p.trace.value) == g.provenance
+        assert f'data-row="{r}"' in p.trace.value and f"row {r} of 3" in p.trace.value
+        assert "identical to AR (greedy)</th><td>yes" in p.stats.value
+        assert p.n_rounds == len(_tops(g)) == p.round_slider.max >= p.round_slider.value
+        _assert_figure_is_round(p.round_figure, g, p.round_slider.value)
+        p.round_slider.value = p.n_rounds
+        _assert_figure_is_round(p.round_figure, g, p.n_rounds)
+    p.controls["lenience"].value = f.default_lenience + 1  # a rerun keeps the row; previous is that row's last run
+    assert p.row == 2 and p.previous is not None and p.last is p.batch[2] and p.previous.token_ids == p.last.token_ids
+    p.controls["batch_size"].value = 2  # fewer rows: the row clamps
+    assert p.row == 1 and p.last is p.batch[1] and len(p.row_picker.options) == 2
+    p.controls["batch_size"].value = 1
+    assert p.row == 0 and p.row_picker.layout.display == "none" and "data-row" not in p.trace.value
+    assert p.last.token_ids == one.token_ids and "batch_size 2 \u2192 1" in p.diff.value
+
+
+def test_a_row_out_of_range_is_refused_in_one_line(agreeing):
+    p = live_panel(agreeing, PROMPT, max_new_tokens=8)
+    p.controls["batch_size"].value = 2
+    p.pick_row(1)
+    last, runs = p.last, p.runs
+    for bad in (2, -1, "1"):
+        p.pick_row(bad)
+        msg = re.sub(r"<[^>]+>", "", p.error.value)
+        assert msg.count("\n") == 0 and "is not a row of this batch: it has 2 rows, numbered 0 to 1" in msg
+        assert p.last is last and p.row == 1 and p.runs == runs  # nothing lost
+    p.pick_row(0)
+    assert p.error.value == "" and p.last is p.batch[0]
+
+
+def test_a_batched_tree_method_is_an_error_readout():
+    f = random_family("llama", vocab_size=32, n_drafters=1, seed=2)
+    p = live_panel(f, PROMPT, method="csd-tree", max_new_tokens=8)
+    p.controls["batch_size"].value = 2
+    assert "token tree, which batched generation does not run" in p.error.value and p.runs == 1

@@ -70,6 +70,45 @@ def test_trace_figure_replays_every_target_review(fam, csd):
     assert viz.trace_figure(csd, fam.tokenizer, max_steps=2).layout.sliders[0].steps.__len__() == 3
 
 
+ROWS = [PROMPT, [13, 28, 3], [20, 21, 22, 23, 24, 25]]  # mixed lengths
+
+
+@pytest.fixture(scope="module")
+def batch(fam):
+    from csd_lib.engine.batch import generate_batch
+    return generate_batch(fam, ROWS, "csd", batch_size=3, max_new_tokens=20)
+
+
+def test_a_row_of_a_batch_is_drawn_like_batch_1(fam, batch):
+    """Each row's trace is batch 1's trace of that row (same boxes, colours, replay), titled with its row and prompt."""
+    for r, g in enumerate(batch):
+        assert viz.batch_row(batch, r) is g
+        one, fig = viz.trace_figure(g, fam.tokenizer), viz.row_trace_figure(batch, fam.tokenizer, r, ROWS)
+        assert [t.to_plotly_json() for t in fig.data] == [t.to_plotly_json() for t in one.data]
+        prompt = fam.tokenizer.decode(ROWS[r], skip_special_tokens=True)
+        title = fig.layout.title.text
+        assert title.startswith(f'row {r} of 3, prompt "{prompt}": ') and title.endswith(one.layout.title.text)
+        steps = fig.layout.sliders[0].steps
+        assert len(steps) == 1 + sum(e.depth == 0 for e in g.events)  # the replay follows this row's reviews
+        assert all(st.args[1]["title.text"] == f"row {r}: " + o.args[1]["title.text"]
+                   for st, o in zip(steps[1:], one.layout.sliders[0].steps[1:]))
+        h = viz.row_trace_html(batch, fam.tokenizer, r, ROWS)
+        assert f'data-row="{r}"' in h and f"row {r} of 3, prompt &quot;{prompt}&quot;" in h
+        spans = re.findall(r'<span class="csd-tok" data-level="([^"]+)"', h)
+        assert spans == g.provenance and 'data-row' not in viz.trace_html(g, fam.tokenizer)
+    assert len({tuple(g.provenance) for g in batch}) == len(batch)  # the rows differ: each trace is its own
+
+
+def test_a_row_out_of_range_is_refused_in_one_line(fam, batch):
+    for bad in (3, -1, 1.0, True, "0"):
+        with pytest.raises(ValueError, match=r"^row .* is not a row of this batch: it has 3 rows, numbered 0 to 2$"):
+            viz.row_trace_html(batch, fam.tokenizer, bad, ROWS)
+    with pytest.raises(ValueError, match="2 prompts for a batch of 3 rows"):
+        viz.row_trace_figure(batch, fam.tokenizer, 0, ROWS[:2])
+    long = ["w5 " * 40, "w6", "w7"]
+    assert viz.row_label(batch, 0, long, fam.tokenizer).endswith('\u2026"') and len(viz.row_label(batch, 0, long, fam.tokenizer)) < 90
+
+
 def test_trace_views_of_ar_and_special_tokens(fam):
     g = generate(fam, PROMPT, "ar", max_new_tokens=8)
     fig = viz.trace_figure(g, fam.tokenizer)
