@@ -27,6 +27,9 @@ from csd_lib.report.summary import (CLOCK_NAMES, latency_cell, mag_share, predic
                                     summarize)
 from csd_lib.viz import bench_figure, cost_figure
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the Batches section's own module, beside this one
+from benchmarks_batches import batch_sections  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 RES, DOCS = ROOT / "results", ROOT / "docs"
 # tiny-t5-paper: tiny-t5's target with drafters in the paper's Fig. 2 regime (its goals are stated, not set)
@@ -512,6 +515,7 @@ def main() -> int:  # long: the report's order, section by section
                 readme_rows.append(sec["readme"])
     lines[intro:intro] = headline_lines(headline)
     lines += tree_sections()
+    lines += batch_sections(RES, FAMILIES, TASKS)  # scripts/benchmarks_batches.py
     for fam in FAMILIES:
         lines += cost_sections(fam)
     shares = mag_shares()
