@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..engine.mag import MATCH
-from ..engine.methods import SD
+from ..engine.methods import CSD, SD
 from .palette import LEVEL_COLORS, OKABE_ITO, SERIES_DASHES, SERIES_SYMBOLS, level_color
 
 
@@ -42,11 +42,12 @@ def forecast_figure(res: dict, title: str | None = None):
     return fig
 
 
-def batch_speedup_figure(res: dict, title: str | None = None):
+def batch_speedup_figure(res: dict, title: str | None = None, at: int | None = None):
     """Predicted speedup over AR at the same batch size against B, one line per method, the crossovers marked.
 
-    ``res``: :func:`csd_lib.price.batch.predict_batches`' result. Each method takes the palette's series style
-    (Okabe-Ito colour, dash and marker), so the lines read without colour; B on a log-2 axis.
+    ``res``: :func:`csd_lib.price.batch.predict_batches`' result; ``at``: a batch size to mark (a widget's). Each
+    method takes the palette's series style (Okabe-Ito colour, dash and marker), so the lines read without colour;
+    B on a log-2 axis.
     """
     import plotly.graph_objects as go  # plotly: imported when a figure is drawn
     from .palette import series_style
@@ -63,8 +64,49 @@ def batch_speedup_figure(res: dict, title: str | None = None):
         if x is not None:
             fig.add_vline(x=x, line=dict(color=st["color"], dash="dot"),
                           annotation_text=f"{names[method]} crossover B≈{x:.1f}")
+    if at is not None:
+        fig.add_vline(x=at, line=dict(color=OKABE_ITO["black"], width=1), annotation_text=f"B = {at}",
+                      annotation_position="bottom right")
     sat = "linear cost per token fed" if res["saturation"] == 1.0 else f"saturation {res['saturation']:g} tokens"
     fig.update_layout(title=title or f"Predicted speedup over AR at the same batch size ({sat})",
                       xaxis=dict(title="batch size B (rows per call)", type="log", dtick=0.30103),
                       yaxis_title="predicted speedup over AR at B", template="plotly_white")
+    return fig
+
+
+def review_cost_figure(cm, plans: dict, batches, saturation: float = 1.0, L=None, title: str | None = None):
+    """Why the speedup falls with B: one round of SD and of the cascade priced in AR steps at the same B (the
+    cost model's seconds of the round over those of AR's call of B x 1 tokens; the target's review feeds
+    B x (k + 1)), beside the tokens a row keeps per round (flat in B). A method beats AR while its tokens per
+    round stay above its round's cost; the lines cross at its crossover.
+
+    ``cm``: a :class:`~csd_lib.price.costmodel.CostModel`; ``plans``: :func:`csd_lib.price.batch.batch_plans`'.
+    Each method has its own colour and marker; costs are solid lines, tokens dotted and labelled at the right end,
+    so the figure reads in greyscale.
+    """
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
+    from ..price.batch import ar_rate, method_rate
+    from .palette import series_style
+    fig = go.Figure()
+    Bs = sorted(batches)
+    for i, (method, name) in enumerate(((SD.name, "SD"), (CSD.name, "CSD")), start=1):
+        st, p = series_style(i), plans[method]
+        rates = [method_rate(method, cm, p, B, L, saturation) for B in Bs]
+        steps = [r.round_seconds / ar_rate(cm, B, L, saturation).round_seconds for r, B in zip(rates, Bs)]
+        fed = [B * (p["k"] + 1) for B in Bs] if method == SD.name else None
+        fig.add_scatter(x=Bs, y=steps, mode="lines+markers", name=f"{name}: one round's cost, in AR steps",
+                        line=dict(color=st["color"], dash="solid", width=2),
+                        marker=dict(symbol=st["symbol"], size=8, color=st["color"]),
+                        customdata=fed, hovertemplate=(f"{name}, B=%{{x}}: a round costs %{{y:.2f}} AR steps"
+                                                       + (" (the review feeds %{customdata} tokens)" if fed else "")
+                                                       + "<extra></extra>"))
+        tokens = rates[0].tokens_per_round
+        fig.add_scatter(x=[Bs[0], Bs[-1]], y=[tokens, tokens], mode="lines+text", name=f"{name}: tokens a row keeps per round",
+                        line=dict(color=st["color"], dash="dot", width=2), text=["", f"{name} keeps {tokens:.2f}"],
+                        textposition="top left", hoverinfo="skip")
+    sat = "linear cost per token fed" if saturation == 1.0 else f"saturation {saturation:g} tokens"
+    fig.update_layout(title=title or f"Why speculation stops paying: a round's cost against the tokens it keeps ({sat})",
+                      xaxis=dict(title="batch size B (SD's review feeds B x (k + 1) tokens)", type="log", dtick=0.30103),
+                      yaxis_title="AR steps (AR's call of B x 1 tokens = 1)", template="plotly_white",
+                      legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0))
     return fig

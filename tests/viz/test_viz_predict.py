@@ -32,3 +32,39 @@ def test_lines_stars_and_levels():
     assert fig.layout.title.text == "Predicted speedup of tiny-t5 on cpu"
     assert forecast_figure(RES, title="mine").layout.title.text == "mine"
 
+
+
+def test_review_cost_figure_crosses_where_the_speedup_falls_to_1():
+    """A round's cost in AR steps over the tokens it keeps is the inverse speedup: the lines cross at the crossover."""
+    import pytest
+    from csd_lib.price.batch import batch_plans, predict_batches
+    from csd_lib.price.costmodel import CallFit, CostModel
+    from csd_lib.viz.predict import review_cost_figure
+    cm = CostModel("test", "cpu", {"target": CallFit([1e-3, 2e-4, 1e-6, 0.0, 0.0]),
+                                   "base": CallFit([3e-4, 5e-5, 0.0, 0.0, 0.0]),
+                                   "small": CallFit([1e-4, 1e-5, 0.0, 0.0, 0.0])}, mag=1e-5)
+    table = {("target", "base"): [0.8], ("target", "small"): [0.7], ("base", "small"): [0.7]}
+    Bs = [1, 2, 4, 8, 16, 32, 64]
+    plans = batch_plans(cm, table, ["base", "small"])
+    res = predict_batches(cm, table, ["base", "small"], Bs, plans=plans)
+    fig = review_cost_figure(cm, plans, Bs)
+    cost = {t.name.split(":")[0]: list(t.y) for t in fig.data if "cost" in t.name}
+    kept = {t.name.split(":")[0]: t.y[0] for t in fig.data if "keeps" in t.name}
+    for m in ("sd", "csd"):
+        speed = [r["speedup"] for r in res["rows"] if r["method"] == m]
+        assert [kept[m.upper()] / c for c in cost[m.upper()]] == pytest.approx(speed, rel=1e-9)
+    assert cost["SD"][-1] > cost["SD"][0]                 # the review's B x (k + 1) tokens stop being nearly free
+    solid = [t for t in fig.data if "cost" in t.name]
+    assert len({t.marker.symbol for t in solid}) == 2 and {t.line.dash for t in fig.data} == {"solid", "dot"}
+    assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
+
+
+def test_batch_speedup_figure_marks_the_batch_asked_for():
+    from csd_lib.price.batch import predict_batches
+    from csd_lib.price.costmodel import CostModel
+    from csd_lib.viz.predict import batch_speedup_figure
+    cm = CostModel.constant({"target": 1.0, "base": 0.3, "small": 0.1, "mag": 0.0})
+    res = predict_batches(cm, {("target", "base"): [0.8], ("target", "small"): [0.7], ("base", "small"): [0.7]},
+                          ["base", "small"], [1, 2, 4, 8])
+    assert 8 not in [s.x0 for s in batch_speedup_figure(res).layout.shapes]
+    assert 8 in [s.x0 for s in batch_speedup_figure(res, at=8).layout.shapes]
