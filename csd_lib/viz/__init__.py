@@ -22,13 +22,13 @@ from .notebook import setup_notebook, show_in_output
 from .palette import (LEVEL_COLORS, LEVEL_ORDER, LEVEL_PATTERN, LEVEL_UNDERLINE, OKABE_ITO, SEQUENTIAL_SCALE,
                       bar_pattern, level_color, level_css, level_pattern, model_color, proposer_color,
                       relative_luminance, series_style, text_color)
-from .predict import batch_speedup_figure, forecast_figure, review_cost_figure
+from .predict import batch_bench_figure, batch_speedup_figure, forecast_figure, review_cost_figure
 from .rounds import first_rejected_round, round_events, round_figure
 from .trace import save_trace_html, stats_html, token_origins, token_pieces, trace_figure, trace_html, trace_text
 from .tree import token_tree_figure, tree_mask_figure
 
 __all__ = ["LEVEL_COLORS", "LEVEL_ORDER", "LEVEL_PATTERN", "LEVEL_UNDERLINE", "OKABE_ITO", "SEQUENTIAL_SCALE",
-           "acceptance_figure", "answer_figure", "answer_label", "bar_pattern", "batch_speedup_figure", "bench_figure", "calls_figure",
+           "acceptance_figure", "answer_figure", "answer_label", "bar_pattern", "batch_bench_figure", "batch_speedup_figure", "bench_figure", "calls_figure",
            "cascade_tree", "cascade_tree_figure",
            "cor44_figure", "cost_figure", "cost_ratio_figure", "coverage_figure", "coverage_from_events",
            "decay_evidence_figure", "evidence_figure", "ewif_k_figure", "first_rejected_round", "forecast_figure", "grid_heatmap", "itl_figure", "level_color",

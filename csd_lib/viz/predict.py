@@ -110,3 +110,51 @@ def review_cost_figure(cm, plans: dict, batches, saturation: float = 1.0, L=None
                       yaxis_title="AR steps (AR's call of B x 1 tokens = 1)", template="plotly_white",
                       legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0))
     return fig
+
+
+def batch_bench_figure(summary: dict, value: str = "tokens_per_s", title: str | None = None):
+    """A batch bench's measured medians against the batch size, each with its interval, and the cost model's
+    prediction beside them; with ``value`` 'speedup' the line 1 (AR) and each method's measured crossover.
+
+    ``summary``: a batch summary (``cells``: {method: {batch size: cell}}, ``crossover``: {method: {'estimate',
+    'interval', 'sizes'}}; JSON keys accepted). Each method keeps the palette's series style (colour, marker): the
+    measured line solid with error bars, the predicted one dotted with open markers, so it reads in greyscale.
+    """
+    import math
+
+    import plotly.graph_objects as go  # plotly: imported when a figure is drawn
+    from ..engine.methods import REFERENCE
+    from ..engine.methods import label as method_label
+    from .palette import series_style
+    if value not in ("tokens_per_s", "speedup"):
+        raise ValueError(f"value is 'tokens_per_s' or 'speedup', got {value!r}")
+    fig = go.Figure()
+    methods = [m for m in summary["cells"] if value == "tokens_per_s" or m != REFERENCE]
+    for i, m in enumerate(methods):
+        st, name = series_style(i if value == "tokens_per_s" else i + 1), method_label(m).upper()
+        cells = sorted(((int(B), c) for B, c in summary["cells"][m].items()), key=lambda x: x[0])
+        Bs = [B for B, _ in cells]
+        ys = [c[value] for _, c in cells]
+        ci = [c.get(f"{value}_ci95") or [y, y] for (_, c), y in zip(cells, ys)]
+        fig.add_scatter(x=Bs, y=ys, mode="lines+markers", name=f"{name}, measured (median)",
+                        line=dict(color=st["color"], dash="solid", width=2),
+                        marker=dict(symbol=st["symbol"], size=9, color=st["color"]),
+                        error_y=dict(type="data", symmetric=False, array=[hi - y for (lo, hi), y in zip(ci, ys)],
+                                     arrayminus=[y - lo for (lo, hi), y in zip(ci, ys)], color=st["color"]))
+        pred = [c.get(f"predicted_{value}") for _, c in cells]
+        if any(p is not None and math.isfinite(p) for p in pred):
+            fig.add_scatter(x=Bs, y=pred, mode="lines+markers", name=f"{name}, predicted",
+                            line=dict(color=st["color"], dash="dot", width=2),
+                            marker=dict(symbol=f"{st['symbol']}-open", size=9, color=st["color"]))
+        x = summary.get("crossover", {}).get(m, {}).get("estimate")
+        if value == "speedup" and x is not None and math.isfinite(x):
+            fig.add_vline(x=x, line=dict(color=st["color"], dash="dash"),
+                          annotation_text=f"{name} crossover B≈{x:.1f}")
+    if value == "speedup":
+        fig.add_hline(y=1.0, line=dict(color="#000000", dash="dot"), annotation_text="AR")
+    what = "tokens per second over the batch" if value == "tokens_per_s" else "speedup over AR at the same batch size"
+    fig.update_layout(title=title or f"Measured {what} against the batch size (error bars: 95% interval)",
+                      xaxis=dict(title="batch size B (rows per call)", type="log", dtick=0.30103),
+                      yaxis_title=what, template="plotly_white",
+                      legend=dict(orientation="h", y=1.0, yanchor="bottom", x=0))
+    return fig

@@ -68,3 +68,35 @@ def test_batch_speedup_figure_marks_the_batch_asked_for():
                           ["base", "small"], [1, 2, 4, 8])
     assert 8 not in [s.x0 for s in batch_speedup_figure(res).layout.shapes]
     assert 8 in [s.x0 for s in batch_speedup_figure(res, at=8).layout.shapes]
+
+
+def _cell(tps, speed, pred=None):
+    c = dict(tokens_per_s=tps, tokens_per_s_ci95=[tps - 1, tps + 2], speedup=speed, speedup_ci95=[speed - 0.1, speed + 0.2])
+    if pred is not None:
+        c.update(predicted_tokens_per_s=pred, predicted_speedup=pred / tps * speed)
+    return c
+
+
+SUMMARY = {"cells": {"ar": {1: _cell(10, 1.0), 4: _cell(30, 1.0)},
+                     "sd": {1: _cell(20, 2.0, 21), 4: _cell(27, 0.9, 25)},
+                     "csd": {"1": _cell(25, 2.5), "4": _cell(45, 1.5)}},
+           "crossover": {"sd": {"estimate": 3.5, "interval": [2.5, 4.0], "sizes": [1, 4]},
+                         "csd": {"estimate": float("inf"), "interval": [3.0, float("inf")], "sizes": [1, 4]}}}
+
+
+def test_batch_bench_figure_draws_medians_intervals_predictions_and_crossovers():
+    import pytest
+    from csd_lib.viz.predict import batch_bench_figure
+    fig = batch_bench_figure(SUMMARY)
+    names = [t.name for t in fig.data]
+    assert names == ["AR, measured (median)", "SD, measured (median)", "SD, predicted", "CSD, measured (median)"]
+    sd = fig.data[1]
+    assert list(sd.x) == [1, 4] and list(sd.y) == [20, 27] and list(sd.error_y.array) == [2, 2]
+    pred = fig.data[2]
+    assert pred.line.dash == "dot" and pred.marker.symbol.endswith("-open") and list(pred.y) == [21, 25]
+    speed = batch_bench_figure(SUMMARY, "speedup")
+    assert not any(t.name.startswith("AR") for t in speed.data)               # AR is the line 1, not a series
+    assert [s.x0 for s in speed.layout.shapes if s.x0 == s.x1] == [3.5]      # only a finite crossover is drawn
+    assert [s.y0 for s in speed.layout.shapes if s.y0 == s.y1] == [1.0]
+    with pytest.raises(ValueError, match="tokens_per_s"):
+        batch_bench_figure(SUMMARY, "walltime")
