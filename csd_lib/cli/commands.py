@@ -23,16 +23,18 @@ from ..families.tasks import SPEC_BENCH, load_task, spec_bench_note
 from ..fileio import write_atomic
 from ..measure.bench import (check_examples, duration, policy_methods, results_lock, resume_problem, run_bench,
                              setting_methods)
-from ..measure.records import read_records
+from ..measure.batch_bench import check_batch_sizes, run_batch_bench
+from ..measure.records import DEFAULT_METHODS, is_baseline, read_records
 from ..measure.specbench import write_spec_bench
 from ..measure.acceptance import acceptance_table, complete_table
 from ..price.batch import LINEAR, format_batches, predict_batches
 from ..price.costmodel import CostModel
-from ..price.costs import bench_costs, load_costs, measure_costs, read_cost_file, save_costs
+from ..price.costs import bench_costs, load_costs, measure_costs, read_cost_file, save_costs, stored_costs_for_run
 from ..price.predict import (PRICED_TOKENS, acceptance_source, bench_prices, family_spec, format_budget_ranking,
                              format_device_prediction, generation_seconds, predict_for_device, rank_run_budgets,
                              read_acceptance_file)
 from ..price.tune import tree_budget_grid, tune_tree
+from ..report.batches import batch_summary, batch_summary_json, format_batch_table
 from ..report.summary import format_table, summarize, summary_json
 from ..teach.demo import run_demo
 from ..viz import bench_figure, trace_text
@@ -98,6 +100,8 @@ def _named_family(args) -> str | None:
 # long: every check before the family loads, then the priced run and its summary, in order
 def cmd_bench(args) -> None:
     """Benchmark: every check first (arguments, files, the task's size), then the family, the run, the summary."""
+    if args.batch_size is not None:
+        return cmd_batch_bench(args)
     methods = args.methods.split(",")
     if args.lenience is not None:
         check_lenience(args.lenience)
@@ -171,6 +175,49 @@ def cmd_bench(args) -> None:
     if args.plot:
         write_atomic(args.plot, bench_figure(summary, title=f"{fam.name} on {args.task}")
                      .to_html(include_plotlyjs=True, full_html=True), "--plot")
+
+
+BATCH_UNSUPPORTED = ("lenience", "mag_lenience", "draft_policy", "confidence", "spec_bench_out", "spec_bench_questions",
+                     "plot", "new_out")
+
+
+# long: every check before the family loads, then the run and its summary, in order
+def cmd_batch_bench(args) -> None:
+    """``bench --batch-size``: the checks first (sizes against --n, tree methods, flags a batch bench does not take),
+    then the family, the batch bench (:func:`csd_lib.measure.batch_bench.run_batch_bench`) and its summary."""
+    methods = [m for m in args.methods.split(",") if args.methods != ",".join(DEFAULT_METHODS) or not is_baseline(m)]
+    given = [f"--{a.replace('_', '-')}" for a in BATCH_UNSUPPORTED if getattr(args, a, None) not in (None, False)]
+    if args.repeats != 1:
+        given.append("--repeats")
+    if given:
+        raise ValueError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} not taken with --batch-size (a batch "
+                         f"bench runs each method's K as given, once): drop {'it' if len(given) == 1 else 'them'}")
+    if any(is_baseline(m) for m in methods):
+        raise ValueError(f"--batch-size runs the engine's methods; drop {', '.join(m for m in methods if is_baseline(m))} "
+                         f"from --methods (transformers' baselines run one prompt at a time)")
+    check_batch_sizes(args.batch_size, args.n, methods)
+    if args.clock == "cpu" and args.threads != 1:
+        raise ValueError("--clock cpu needs --threads 1 (process CPU time adds up the work of every torch thread); "
+                         "pass --threads 1, or use --clock wall")
+    check_max_new_tokens(args.max_new_tokens)
+    args.k = read_k(args.k)
+    cost_model = read_cost_file(args.costs, _named_family(args)) if args.costs not in (None, "none") else None
+    out = Path(args.out)
+    read_records(out)  # a results file to resume must be readable before any model loads
+    examples = load_task(args.task, args.split, args.n)
+    check_args_method(args, [m for m in methods if m in METHODS and not find(m).skippable])
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    with results_lock(out):
+        fam = load_from_args(args)
+        records = run_batch_bench(fam, examples, methods, out, args.batch_size, args.max_new_tokens, k=args.k,
+                                  sd_k=args.sd_k, split=args.split, clock=args.clock)
+    if cost_model is None and args.costs != "none":
+        cost_model = stored_costs_for_run(fam.name, [r for r in records if r.get("batch_size") == 1]).cost_model
+    summary = batch_summary([r for r in records if r["example"] < args.n], cost_model)
+    print(format_batch_table(summary))
+    if args.summary_json:
+        write_atomic(args.summary_json, json.dumps(batch_summary_json(summary), indent=2) + "\n", "--summary-json")
 
 
 def bench_policy(args, methods: list[str]) -> dict | None:

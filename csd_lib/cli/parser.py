@@ -158,6 +158,10 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
                         "other jobs' preemption cannot inflate (needs --threads 1 on a CPU)")
     b.add_argument("--repeats", type=positive_int, default=1,
                    help="rounds per example; the summary keeps each method's fastest time")
+    b.add_argument("--batch-size", type=batch_sizes, default=None, metavar="B,B",
+                   help="run the prompts in batches of each of these sizes (e.g. 1,2,4,8,16,32; engine methods, no "
+                        "trees above 1): tokens/s over the batch, per-row latency and the speedup over AR at the "
+                        "same size; default: one prompt at a time, as without it")
     b.add_argument("--costs", type=COSTS_FILE, default=None, metavar="FILE|none",
                    help="cost model JSON for the predicted walltime speedup; 'none' skips the prediction and "
                         "its measurement (default: the stored cost model whose machine fingerprint matches "

@@ -219,7 +219,7 @@ def resume_problem(records: list[dict], family, examples, methods, max_new_token
     return None
 
 
-def _repair(path: Path, records: list[dict]) -> None:
+def repair_results(path: Path, records: list[dict]) -> None:
     """Rewrite the file with only ``records`` (atomic): torn and error lines go, so appends start clean."""
     if not path.exists():
         return
@@ -233,7 +233,7 @@ class BenchInterrupted(KeyboardInterrupt):
 
 
 @contextlib.contextmanager
-def _held_interrupt():
+def held_interrupt():
     """SIGINT waits until the block ends (in the main thread, where the OS can hold it back)."""
     if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
         yield
@@ -292,7 +292,7 @@ def results_lock(out: Path):
         os.close(fd)
 
 
-def _load1() -> float | None:
+def load_average() -> float | None:
     """The machine's 1-minute load average (how busy the CPUs were), where the OS reports one."""
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
 
@@ -453,7 +453,7 @@ def _run_locked(family, examples, methods, out, max_new_tokens, k, lenience, war
     records, dups = _first_of_each([r for r in records if "error" not in r])  # failed lines are run again
     if dups:
         log.warning(f"bench: {out} held {dups} duplicate (example, method, repeat) line(s); kept the first of each")
-    _repair(out, records)
+    repair_results(out, records)
     done = {_key(r) for r in records}
     todo = [(i, m, rep) for i in range(len(examples)) for rep in range(repeats)
             for m in methods[rep % len(methods):] + methods[:rep % len(methods)] if (i, m, rep) not in done]
@@ -486,8 +486,8 @@ def _run_locked(family, examples, methods, out, max_new_tokens, k, lenience, war
                 except Exception as e:  # noqa: BLE001 - one failing example must not end a long run
                     rec = {"error": f"{type(e).__name__}: {e}"}
                 rec.update(example=i, method=m, rep=rep, family=family.name, task=ex.task, split=split, seed=seed,
-                           source=ex.source, max_new_tokens=max_new_tokens, env=env, clock=clock, load1=_load1())
-                with _held_interrupt():  # a line is written whole and counted, then Ctrl-C lands
+                           source=ex.source, max_new_tokens=max_new_tokens, env=env, clock=clock, load1=load_average())
+                with held_interrupt():  # a line is written whole and counted, then Ctrl-C lands
                     f.write(json.dumps(rec) + "\n")
                     f.flush()
                     os.fsync(f.fileno())

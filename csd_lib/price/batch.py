@@ -304,3 +304,70 @@ def format_batches(res: dict) -> str:
         where = f"B = {x['grid']} (bisection: {x['bisect']:.2f})" if x["grid"] else f"not below B = {res['bound']}"
         lines.append(f"  crossover, {m.upper()}'s speedup over AR falls to 1: {where}")
     return "\n".join(lines)
+
+
+# -- a batch bench's rounds priced from its batch-1 rows ------------------------------------------------
+
+def _stat(rec: dict, key: str, name: str) -> float:
+    return float(rec["stats"].get(key, {}).get(name, 0))
+
+
+def _fed_per_call(rows: list[dict], name: str, target: str) -> float:
+    """Tokens one batched call of ``name`` feeds per row: the target's review padded to the rows' longest draft
+    round by round (lockstep: the j-th review of every row in one call); another model its rows' mean per call."""
+    if name == target and any(r.get("draft_lengths") for r in rows):
+        lengths = [r.get("draft_lengths") or [0] for r in rows]
+        rounds = max(len(dl) for dl in lengths)
+        return float(np.mean([max(dl[j] for dl in lengths if j < len(dl)) for j in range(rounds)])) + 1.0
+    per = [_stat(r, "nodes", name) / _stat(r, "calls", name) for r in rows if _stat(r, "calls", name)]
+    return (float(np.mean(per)) if per else 0.0) + 1.0
+
+
+def round_seconds(cm: CostModel, rows: list[dict], saturation: float = LINEAR) -> float:
+    """Predicted seconds of one batch bench round whose rows generate as ``rows`` did at batch size 1 (their bench
+    lines: stats, draft lengths, prompt and cache lengths): each model's calls merge across rows in lockstep (as many
+    batched calls as the row with the most), each priced by :func:`batch_call` at the rows it holds on average, the
+    tokens it feeds per row (:func:`_fed_per_call`) and the rows' mean cache length; the reviews alike; MaG per row;
+    each row's start (T5's encoder) alone. A decoder-only model's first call feeds the prompts (the longest), priced
+    in place of one of its calls."""
+    target = rows[0]["stats"].get("target", "target")
+    names = {n for r in rows for n in r["stats"]["calls"] if n != MAG}
+    L = float(np.mean([(r.get("cache_start") or 1) + r["stats"]["n_tokens"] / 2 for r in rows]))
+    seconds = sum(_stat(r, "calls", MAG) for r in rows) * cm.mag
+    seconds += sum(cm.start.get(n, 0.0) for r in rows for n in names)
+    for name in sorted(names):
+        calls = [_stat(r, "calls", name) for r in rows]
+        if name not in cm.forward or not max(calls):
+            continue
+        C, held = max(calls), sum(calls) / max(calls)
+        n = _fed_per_call(rows, name, target)
+        reviews = name == target or any(_stat(r, "nodes", name) for r in rows)
+        prefill = (rows[0].get("cache_start") or 1) > 1   # decoder-only: the first call fed the prompts
+        seconds += (C - prefill) * model_call(cm, name, n, held, L, saturation, reviews=reviews)
+        if prefill:
+            seconds += batch_call(cm.forward[name], max(r["cache_start"] for r in rows), 0.0, len(rows), saturation)
+    return float(seconds)
+
+
+def predict_bench_batches(cm: CostModel, records, saturation: float = LINEAR) -> dict:
+    """Predicted tokens/s over the batch of every round of a batch bench (its lines, :mod:`csd_lib.measure.batch_bench`)
+    from the same examples' batch-1 rows of the same method (:func:`round_seconds`), and the speedup over AR's
+    prediction for the same batch: {(method, batch size): {'tokens_per_s': [per batch], 'speedup': [per batch]}}.
+    Rounds whose examples lack a batch-1 row are not predicted."""
+    one = {(r["method"], r["example"]): r for r in records if r.get("batch_size") == 1 and "error" not in r}
+    rounds: dict[tuple, list[int]] = {}
+    for r in records:
+        if "error" not in r:
+            rounds.setdefault((r["method"], r["batch_size"], r["batch"]), []).append(r["example"])
+    tps = {}
+    for (m, B, b), idx in rounds.items():
+        rows = [one.get((m, i)) for i in sorted(idx)]
+        if all(rows):
+            tps[m, B, b] = sum(r["stats"]["n_tokens"] for r in rows) / round_seconds(cm, rows, saturation)
+    out: dict[tuple, dict] = {}
+    for (m, B, b), v in sorted(tps.items()):
+        cell = out.setdefault((m, B), {"tokens_per_s": [], "speedup": []})
+        cell["tokens_per_s"].append(v)
+        if (AR.name, B, b) in tps:
+            cell["speedup"].append(v / tps[AR.name, B, b])
+    return out

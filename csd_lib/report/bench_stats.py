@@ -13,12 +13,12 @@ from ..engine.plan import METHODS
 from ..measure.records import BenchRecord, fastest
 
 
-def _resamples(n: int, n_boot: int, seed: int) -> np.ndarray:
+def resamples(n: int, n_boot: int, seed: int) -> np.ndarray:
     """(n_boot, n) example indices drawn with replacement: the bootstrap's resamples (fixed seed)."""
     return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
 
 
-def _percentile_interval(stats: np.ndarray, level: float) -> list[float]:
+def percentile_interval(stats: np.ndarray, level: float) -> list[float]:
     lo, hi = np.quantile(stats, [(1 - level) / 2, (1 + level) / 2], axis=0)
     return [float(lo), float(hi)]
 
@@ -28,7 +28,7 @@ def bootstrap_median_ci(values, n_boot: int = 2000, seed: int = 0, level: float 
     v = np.asarray(list(values), dtype=float)
     if v.size == 0:
         return [float("nan"), float("nan")]
-    return _percentile_interval(np.median(v[_resamples(v.size, n_boot, seed)], axis=1), level)
+    return percentile_interval(np.median(v[resamples(v.size, n_boot, seed)], axis=1), level)
 
 
 def bootstrap_quantiles(groups, qs=(0.5,), n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> dict:
@@ -44,12 +44,12 @@ def bootstrap_quantiles(groups, qs=(0.5,), n_boot: int = 2000, seed: int = 0, le
     if not groups:
         return {q: (float("nan"), [float("nan"), float("nan")]) for q in qs}
     est = np.quantile(np.concatenate(groups), qs)                        # (len(qs),)
-    rows = _resamples(len(groups), n_boot, seed)                          # (n_boot, examples)
+    rows = resamples(len(groups), n_boot, seed)                          # (n_boot, examples)
     if all(g.size == 1 for g in groups):                                  # one value per example: vectorised
         boots = np.quantile(np.concatenate(groups)[rows], qs, axis=1).T   # (n_boot, len(qs))
     else:
         boots = np.stack([np.quantile(np.concatenate([groups[i] for i in row]), qs) for row in rows])
-    return {q: (float(e), _percentile_interval(boots[:, j], level)) for j, (q, e) in enumerate(zip(qs, est))}
+    return {q: (float(e), percentile_interval(boots[:, j], level)) for j, (q, e) in enumerate(zip(qs, est))}
 
 
 LATENCY_QUANTILES = (0.5, 0.95, 0.99)  # the percentiles of TTFT and ITL the summaries give
