@@ -14,6 +14,7 @@ from ..measure.acceptance import acceptance_table, complete_table
 from ..measure.records import as_records, read_records
 from ..price.batch import LINEAR, predict_batches
 from ..price.predict import family_spec
+from ..report.batches import crossover_text
 from ..viz.notebook import show_in_output
 from ..viz.predict import batch_speedup_figure
 
@@ -111,3 +112,24 @@ def batch_explorer(cost_model, table: dict, neural: list[str], plans: dict, batc
     redraw()
     return box
 
+
+
+def evidence_words(summaries: dict) -> str:
+    """Markdown: per family of ``summaries`` ({family: a batch summary, :func:`csd_lib.report.batches.batch_summary`}),
+    SD's and the cascade's speedup over AR at the smallest and largest batch size measured (medians, the smallest
+    with its interval), whether it fell, and each crossover as the summary gives it."""
+    if not summaries:
+        return "No committed batch run in this checkout."
+    lines = []
+    for name, s in summaries.items():
+        parts = []
+        for m, label in ((SD.name, "SD"), (CSD.name, "CS Drafting")):
+            cells = {int(B): c for B, c in s["cells"][m].items()}
+            lo, hi = cells[min(cells)], cells[max(cells)]
+            moved = "falls to" if hi["speedup"] < lo["speedup"] else "does not fall: it is"
+            parts.append(f"{label} {lo['speedup']:.2f}x [{lo['speedup_ci95'][0]:.2f}, {lo['speedup_ci95'][1]:.2f}] at "
+                         f"B = {min(cells)} {moved} {hi['speedup']:.2f}x at B = {max(cells)}, crossover "
+                         f"{crossover_text(s['crossover'][m])}")
+        lines.append(f"- **{name}**: " + "; ".join(parts) + ".")
+    return ("Speedup over AR at the same batch size (median, with its 95% interval at the smallest batch size), and "
+            "the crossover (\"> B\": beyond the largest batch size measured):\n\n" + "\n".join(lines))

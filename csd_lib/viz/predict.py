@@ -112,12 +112,12 @@ def review_cost_figure(cm, plans: dict, batches, saturation: float = 1.0, L=None
     return fig
 
 
-def batch_bench_figure(summary: dict, value: str = "tokens_per_s", title: str | None = None):
+def batch_bench_figure(summary: dict, value: str = "tokens_per_s", title: str | None = None, methods=None):
     """A batch bench's measured medians against the batch size, each with its interval, and the cost model's
     prediction beside them; with ``value`` 'speedup' the line 1 (AR) and each method's measured crossover.
 
     ``summary``: a batch summary (``cells``: {method: {batch size: cell}}, ``crossover``: {method: {'estimate',
-    'interval', 'sizes'}}; JSON keys accepted). Each method keeps the palette's series style (colour, marker): the
+    'interval', 'sizes'}}; JSON keys accepted); ``methods``: those drawn (None: all). Each method keeps the palette's series style (colour, marker): the
     measured line solid with error bars, the predicted one dotted with open markers, so it reads in greyscale.
     """
     import math
@@ -129,7 +129,8 @@ def batch_bench_figure(summary: dict, value: str = "tokens_per_s", title: str | 
     if value not in ("tokens_per_s", "speedup"):
         raise ValueError(f"value is 'tokens_per_s' or 'speedup', got {value!r}")
     fig = go.Figure()
-    methods = [m for m in summary["cells"] if value == "tokens_per_s" or m != REFERENCE]
+    methods = [m for m in summary["cells"] if (methods is None or m in methods)
+               and (value == "tokens_per_s" or m != REFERENCE)]
     for i, m in enumerate(methods):
         st, name = series_style(i if value == "tokens_per_s" else i + 1), method_label(m).upper()
         cells = sorted(((int(B), c) for B, c in summary["cells"][m].items()), key=lambda x: x[0])

@@ -56,3 +56,15 @@ def test_live_rows_are_batch_one_ar_and_ar_is_the_unit():
         assert [g.token_ids for g in gens] == [a.token_ids for a in res["ar1"]]  # the lossless law, per row
     assert all(r["speedup"] == 1.0 for r in res["rows"] if r["method"] == "ar")
     assert all(r["tokens"] == sum(len(a.token_ids) for a in res["ar1"]) and r["seconds"] > 0 for r in res["rows"])
+
+
+def test_evidence_words_say_what_the_summary_holds():
+    from csd_lib.teach.batch_explorer import evidence_words
+    cell = lambda s: dict(speedup=s, speedup_ci95=[s - 0.1, s + 0.1])  # noqa: E731
+    s = {"cells": {"sd": {"1": cell(2.0), "32": cell(1.2)}, "csd": {1: cell(1.5), 32: cell(1.6)}},
+         "crossover": {"sd": {"estimate": 20.0, "interval": [10.0, float("inf")], "sizes": [1, 32]},
+                       "csd": {"estimate": float("inf"), "interval": [12.0, float("inf")], "sizes": [1, 32]}}}
+    text = evidence_words({"tiny-t5": s})
+    assert "SD 2.00x [1.90, 2.10] at B = 1 falls to 1.20x at B = 32, crossover B ≈ 20.0 [10.0, > 32]" in text
+    assert "CS Drafting 1.50x [1.40, 1.60] at B = 1 does not fall: it is 1.60x at B = 32, crossover > 32" in text
+    assert evidence_words({}) == "No committed batch run in this checkout."

@@ -98,5 +98,7 @@ def test_batch_bench_figure_draws_medians_intervals_predictions_and_crossovers()
     assert not any(t.name.startswith("AR") for t in speed.data)               # AR is the line 1, not a series
     assert [s.x0 for s in speed.layout.shapes if s.x0 == s.x1] == [3.5]      # only a finite crossover is drawn
     assert [s.y0 for s in speed.layout.shapes if s.y0 == s.y1] == [1.0]
+    assert [t.name for t in batch_bench_figure(SUMMARY, methods=["ar", "csd"]).data] == ["AR, measured (median)",
+                                                                                    "CSD, measured (median)"]
     with pytest.raises(ValueError, match="tokens_per_s"):
         batch_bench_figure(SUMMARY, "walltime")
