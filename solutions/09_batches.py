@@ -13,14 +13,16 @@ cm = stored_costs_for_run(name, read_records(config.RESULTS_DIR / f"{name}-synth
 table, neural = committed_acceptance(name)
 plans = batch_plans(cm, table, neural)
 
-# 1. The GPU prediction's crossover: the smallest whole B where CSD's speedup over AR is at most 1. It is the
-#    first B whose speedup, priced directly, is <= 1 while the one below is > 1.
-gpu = predict_batches(cm, table, neural, BATCHES, saturation=GPU_SATURATION, plans=plans)
-x = gpu["crossover"][CSD.name]["grid"]
-speed = lambda B: (method_rate(CSD.name, cm, plans[CSD.name], B, saturation=GPU_SATURATION).tokens_per_s  # noqa: E731
+# 1. On the GPU with n = 1: the smallest whole B where CSD's speedup over AR is at most 1. It is the first B whose
+#    speedup, priced directly, is <= 1 while the one below is > 1.
+one = with_lengths(plans, csd_n=1)
+res = predict_batches(cm, table, neural, BATCHES, saturation=GPU_SATURATION, plans=one)
+x = res["crossover"][CSD.name]["grid"]
+speed = lambda B: (method_rate(CSD.name, cm, one[CSD.name], B, saturation=GPU_SATURATION).tokens_per_s  # noqa: E731
                    / ar_rate(cm, B, saturation=GPU_SATURATION).tokens_per_s)
-print(f"ex1 CSD's predicted GPU speedup over AR falls to 1 at B = {x} ({speed(x - 1):.3f}x at B = {x - 1}, "
-      f"{speed(x):.3f}x at B = {x})")
+gpu = predict_batches(cm, table, neural, BATCHES, saturation=GPU_SATURATION, plans=plans)
+print(f"ex1 CSD with n = 1 on the GPU: speedup over AR falls to 1 at B = {x} ({speed(x - 1):.3f}x at B = {x - 1}, "
+      f"{speed(x):.3f}x at B = {x}); section 7's plan (n = {plans[CSD.name]['n']}): B = {gpu['crossover'][CSD.name]['grid']}")
 assert x is not None and speed(x) <= 1.0 < speed(x - 1)
 verdict = check(x, x, rel=0, what="exercise 1")  # the notebook's check cell
 assert verdict.ok and not check(x + 1, x, rel=0, what="exercise 1 (one off)").ok
