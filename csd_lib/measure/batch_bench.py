@@ -7,8 +7,8 @@ round writes one line per row (:data:`BATCH_FIELDS` beside a bench line's own): 
 over the batch (new tokens of every row over the batch's time on the run's clock), the row's TTFT and ITL
 percentiles from its commit times, the speedup over AR's run of the same batch and whether the row's tokens
 differ from AR's (``mismatch``). Lines are keyed by (batch size, batch, method, row); a round's lines are
-written together, and a round with a line missing (a run killed mid-write) is run again on resume.
-:func:`csd_lib.report.batches.batch_summary` summarizes a file.
+written together (times to the microsecond: :func:`to_microseconds`), and a round with a line missing (a run
+killed mid-write) is run again on resume. :func:`csd_lib.report.batches.batch_summary` summarizes a file.
 """
 from __future__ import annotations
 
@@ -76,6 +76,18 @@ def row_latency(commit_times: list[float]) -> dict:
     for q in ITL_QUANTILES:
         out[f"itl_p{q}"] = float(np.percentile(itl, q)) if itl.size else None
     return out
+
+
+def to_microseconds(value):
+    """``value`` with every float rounded to 6 decimals (times to the microsecond: far below any call's noise), so
+    that committed runs stay small."""
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, list):
+        return [to_microseconds(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_microseconds(v) for k, v in value.items()}
+    return value
 
 
 def run_round(family, prompts: list[list[int]], plan) -> tuple[list, float]:
@@ -221,6 +233,7 @@ def _run_locked(family, examples, prompts, methods, plans, sizes, out, max_new_t
                                    task=examples[i].task, split=split, seed=seed, source=examples[i].source,
                                    max_new_tokens=max_new_tokens, prompt_tokens=len(prompts[i]), env=env, clock=clock,
                                    load1=load_average())
+                    lines = [to_microseconds(r) for r in lines]
                     if m == REFERENCE:
                         ar_of[(B, b)] = lines
                     with held_interrupt():  # a round is written whole, then Ctrl-C lands

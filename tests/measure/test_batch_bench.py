@@ -42,10 +42,10 @@ def test_every_row_carries_its_batch_and_equals_batch_one_ar(fam, tmp_path):
     for (B, b, m), rows in by.items():
         assert len(rows) == B
         tokens = sum(len(r["token_ids"]) for r in rows)
-        assert all(r["batch_tokens"] == tokens and r["tokens_per_s"] == pytest.approx(tokens / r["batch_seconds"])
+        assert all(r["batch_tokens"] == tokens and r["tokens_per_s"] == pytest.approx(tokens / r["batch_seconds"], rel=1e-3)
                    for r in rows)
         ar = by[B, b, "ar"][0]
-        assert rows[0]["speedup_vs_ar"] == (None if m == "ar" else pytest.approx(rows[0]["tokens_per_s"] / ar["tokens_per_s"]))
+        assert rows[0]["speedup_vs_ar"] == (None if m == "ar" else pytest.approx(rows[0]["tokens_per_s"] / ar["tokens_per_s"], rel=1e-3))
 
 
 def test_a_killed_run_resumes_without_loss_or_duplicates(fam, tmp_path):
