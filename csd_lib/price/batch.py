@@ -255,11 +255,12 @@ def batch_plans(cm: CostModel, table: dict, neural: list[str], L=None) -> dict:
     d1, d2 = neural[0], (neural[1] if len(neural) > 1 else MAG)
     alpha, alpha_prime = _first(table, ("target", d1)), _first(table, (d1, d2))
     csd = max(({"d1": d1, "d2": d2, "alpha": alpha, "alpha_prime": alpha_prime, "k": k, "n": n}
-               for k in CSD_KS for n in CSD_NS), key=lambda p: _rate(CSD.name, cm, p, 1, L).tokens_per_s)
+               for k in CSD_KS for n in CSD_NS), key=lambda p: method_rate(CSD.name, cm, p, 1, L).tokens_per_s)
     return {AR.name: {}, SD.name: sd, CSD.name: csd}
 
 
-def _rate(method: str, cm: CostModel, p: dict, batch, L=None, saturation: float = LINEAR) -> Rate:
+def method_rate(method: str, cm: CostModel, p: dict, batch, L=None, saturation: float = LINEAR) -> Rate:
+    """``method``'s :class:`Rate` at ``batch`` on the plan ``p`` (:func:`batch_plans`' for that method)."""
     if method == SD.name:
         return sd_rate(cm, p["drafter"], p["alphas"], p["k"], batch, L, saturation)
     if method == CSD.name:
@@ -268,17 +269,18 @@ def _rate(method: str, cm: CostModel, p: dict, batch, L=None, saturation: float 
 
 
 def predict_batches(cm: CostModel, table: dict, neural: list[str], batches, L=None, saturation: float = LINEAR,
-                    bound: int = MAX_BATCH) -> dict:
+                    bound: int = MAX_BATCH, plans: dict | None = None) -> dict:
     """Predicted tokens/s over the batch and speedup over AR at the same B for AR, SD and the cascade at each of
-    ``batches`` (:func:`batch_plans`' plans), and each method's :func:`crossover` up to ``bound``."""
-    plans = batch_plans(cm, table, neural, L)
+    ``batches`` (``plans``, as :func:`batch_plans` gives them; None: :func:`batch_plans`' own), and each method's
+    :func:`crossover` up to ``bound``."""
+    plans = batch_plans(cm, table, neural, L) if plans is None else plans
     rows = []
     for B in batches:
         ar = ar_rate(cm, B, L, saturation).tokens_per_s
         for method, p in plans.items():
-            tps = _rate(method, cm, p, B, L, saturation).tokens_per_s
+            tps = method_rate(method, cm, p, B, L, saturation).tokens_per_s
             rows.append({"method": method, "batch": int(B), "tokens_per_s": tps, "speedup": tps / ar})
-    cross = {m: crossover(lambda B, m=m: speedup(lambda b: _rate(m, cm, plans[m], b, L, saturation), cm, B, L,
+    cross = {m: crossover(lambda B, m=m: speedup(lambda b: method_rate(m, cm, plans[m], b, L, saturation), cm, B, L,
                                                  saturation), bound) for m in (SD.name, CSD.name)}
     return {"prediction": True, "saturation": float(saturation), "bound": bound, "plans": plans, "rows": rows,
             "crossover": cross}

@@ -192,3 +192,14 @@ def test_cli_predict_batch_size_adds_to_the_prediction_unchanged(capsys):
     assert main([*argv, "--batch-size", "1,8", "--saturation", "64", "--json"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["batch"]["saturation"] == 64.0
+
+
+def test_predict_batches_prices_the_plans_it_is_given():
+    table = {("target", "base"): [0.8], ("target", "small"): [0.7], ("base", "small"): [0.7]}
+    own = predict_batches(FITTED, table, ["base", "small"], [1, 8])
+    plans = {**own["plans"], "sd": dict(own["plans"]["sd"], k=1)}
+    given = predict_batches(FITTED, table, ["base", "small"], [1, 8], plans=plans)
+    assert given["plans"] is plans
+    sd = {r["batch"]: r["tokens_per_s"] for r in given["rows"] if r["method"] == "sd"}
+    assert sd[8] == pytest.approx(sd_rate(FITTED, plans["sd"]["drafter"], plans["sd"]["alphas"], 1, 8).tokens_per_s)
+    assert [r for r in given["rows"] if r["method"] == "csd"] == [r for r in own["rows"] if r["method"] == "csd"]
