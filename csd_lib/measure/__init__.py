@@ -1,7 +1,8 @@
 """Running things and reading what they wrote.
 
 :mod:`~csd_lib.measure.bench` runs methods in interleaved rounds into a resumable JSONL file of
-:class:`~csd_lib.measure.records.BenchRecord` lines; :mod:`~csd_lib.measure.acceptance` turns
+:class:`~csd_lib.measure.records.BenchRecord` lines; :mod:`~csd_lib.measure.batch_bench` runs the same
+batches at several batch sizes (``bench --batch-size``), one line per row; :mod:`~csd_lib.measure.acceptance` turns
 generations' stats into per-position acceptance tables (and fills the pairs a run never
 exercised) and measured seconds per call; :mod:`~csd_lib.measure.curves` measures teacher-forced
 acceptance curves;

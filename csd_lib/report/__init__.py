@@ -7,6 +7,8 @@ gives a difference over prompts its interval, so that a sentence says a directio
 :mod:`~csd_lib.report.words` puts numbers into words; :mod:`~csd_lib.report.claims` prints a claim's verdict
 on a run and keeps the claims ledger; :mod:`~csd_lib.report.lenience_replay` replays a run's reviews under
 other leniences;
+:mod:`~csd_lib.report.batches` summarizes batch bench lines (throughput and speedup over AR per batch size,
+the crossover where speculation stops paying, the cost model's prediction beside them);
 :mod:`~csd_lib.report.regimes` compares two families' regimes by per-prompt SWI counts;
 :mod:`~csd_lib.report.compare` compares configurations and methods per example (runs, labels, ties);
 :mod:`~csd_lib.report.decay` states acceptance-by-position claims (paper Fig. 2);
