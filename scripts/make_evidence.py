@@ -1,4 +1,4 @@
-"""Answer each lesson's question from committed runs and write results/evidence.json and results/evidence-lessons.json.
+"""Answer each lesson's question from committed runs: results/evidence.json, evidence-lessons.json, evidence-policies.json.
 
 Usage: python scripts/make_evidence.py [--out PATH] [--lessons-out PATH] [--runs]
        python scripts/make_evidence.py --run QUESTION [--family F] [--task T]   (engine runs: minutes, run with nice)
@@ -10,7 +10,9 @@ report.evidence.make_bench_runs); results/evidence-lessons.json answers notebook
 01-04's questions from results/evidence/<run>-<family>-<task>.jsonl.gz (packed). With --run: the runs of one lesson
 question (csd_lib.report.evidence.LESSON_QUESTIONS) on the first 50 prompts of each task (seed 0) are written
 to those files, compact (tokens, calls, parameter counts, per-pair acceptance), then the answers are rewritten.
-tests/report/test_evidence.py recomputes both files from the runs and compares.
+--run policies (notebook 10) runs SD and CSD under every draft-length policy on the same prompts, interleaved and
+timed by the CPU clock on one thread (report.evidence.make_policy_runs); results/evidence-policies.json answers it.
+tests/report/test_evidence.py and test_evidence_policies.py recompute the files from the runs and compare.
 """
 import argparse
 import sys
@@ -18,8 +20,9 @@ from pathlib import Path
 
 from csd_lib import config
 from csd_lib.fileio import write_atomic
-from csd_lib.report.evidence import (EVIDENCE_N, EVIDENCE_NEW_TOKENS, FAMILIES, LESSON_QUESTIONS, TASKS, evidence_json,
-                                     evidence_rows, lesson_configs, lesson_rows, lesson_run_path, make_bench_runs,
+from csd_lib.report.evidence import (EVIDENCE_N, EVIDENCE_NEW_TOKENS, FAMILIES, LESSON_QUESTIONS, POLICIES_FILE,
+                                     POLICY_RUN, TASKS, evidence_json, evidence_rows, lesson_configs, lesson_rows,
+                                     lesson_run_path, make_bench_runs, make_policy_runs, policy_rows,
                                      write_lesson_records)
 
 
@@ -53,8 +56,13 @@ def _engine_records(fam, task: str, name: str) -> list[dict]:
 
 
 def run(name: str, families, tasks) -> None:
-    """Write the run files of lesson run ``name`` (decay, mag-vs-bigram, vertical, tail) for ``families`` x ``tasks``."""
+    """Write the run files of lesson run ``name`` (decay, mag-vs-bigram, vertical, tail, policies) for ``families`` x ``tasks``."""
     import torch
+
+    if name == POLICY_RUN:   # notebook 10: timed on the CPU clock, interleaved (report.evidence.make_policy_runs)
+        for path in make_policy_runs(families, tasks):
+            print(f"wrote {path}")
+        return
 
     from csd_lib import load_family
     torch.set_num_threads(1)  # tiny models: per-call overhead dominates, more threads only contend on a shared CPU
@@ -70,7 +78,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=config.RESULTS_DIR / "evidence.json")
     ap.add_argument("--lessons-out", type=Path, default=config.RESULTS_DIR / "evidence-lessons.json")
-    ap.add_argument("--run", choices=sorted({v[0] for v in LESSON_QUESTIONS.values()}), help="make one lesson run first")
+    ap.add_argument("--run", choices=sorted({v[0] for v in LESSON_QUESTIONS.values()} | {POLICY_RUN}), help="make one lesson run first")
     ap.add_argument("--family", choices=FAMILIES, action="append", help="with --run: only this family (repeatable)")
     ap.add_argument("--task", choices=TASKS, action="append", help="with --run: only this task (repeatable)")
     ap.add_argument("--runs", action="store_true", help="first write notebooks 05-08's missing run files under results/evidence/")
@@ -89,6 +97,9 @@ def main() -> int:
     lessons = lesson_rows()
     write_atomic(args.lessons_out, evidence_json(lessons), "evidence file")
     print(f"wrote {len(lessons)} lesson answers to {args.lessons_out}")
+    policies = policy_rows()
+    write_atomic(args.lessons_out.with_name(POLICIES_FILE), evidence_json(policies), "evidence file")
+    print(f"wrote {len(policies)} draft-length policy answers to {args.lessons_out.with_name(POLICIES_FILE)}")
     return 0
 
 

@@ -11,6 +11,10 @@ Notebooks 01-04's questions (:data:`LESSON_QUESTIONS`: acceptance decay, MaG aga
 MaG's tokens, the horizontal tail) rest on runs of their own, made by ``scripts/make_evidence.py --run`` with the
 configurations of :func:`lesson_configs` and committed compact under ``results/evidence/``; :func:`lesson_rows`
 answers them into ``results/evidence-lessons.json`` and :func:`lesson_evidence` reads it back for a notebook.
+
+Notebook 10's questions (:data:`POLICY_QUESTIONS`: each draft-length policy against fixed K, for SD and CSD, in tokens
+per target call and in CPU time) rest on the policies runs (:func:`make_policy_runs`, ``make_evidence.py --run
+policies``); :func:`policy_rows` answers them into ``results/evidence-policies.json``, :func:`policy_evidence` reads it.
 """
 from __future__ import annotations
 
@@ -520,3 +524,114 @@ def evidence_sentence(rows: list[dict], more: str, less: str, digits: int = 2) -
     said = [f"{r['task']}: " + (more if r["verdict"] == "higher" else less if r["verdict"] == "lower" else
                                 f"{r['n']} prompts do not settle it") for r in rows]
     return head + "; ".join(said) + tail
+
+
+# ---- Notebook 10: draft-length policies against fixed K (results/evidence/policies-<family>-<task>.jsonl.gz) -------
+POLICY_RUN = "policies"
+POLICY_METHODS = ("sd", "csd")         # the methods each policy runs with, at the bench's K for the task
+POLICIES_FILE = "evidence-policies.json"
+# question id -> (what is measured, the question in plain words); each answered per method and adaptive policy
+POLICY_QUESTIONS = {
+    "policy-vs-fixed-target-calls": ("tokens per target call, the policy minus fixed K",
+                                     "Does the policy keep more tokens per target call than fixed K?"),
+    "policy-vs-fixed-walltime": ("per prompt, fixed K's CPU time over the policy's, minus 1: the median",
+                                 "Is the policy faster than fixed K (CPU time per generation, one thread)?"),
+}
+
+
+def policy_label(method: str, policy: str) -> str:
+    """The configuration label of ``method`` under ``policy`` in a policies run, e.g. 'csd, ewif'."""
+    return f"{method}, {policy}"
+
+
+def policy_configs(family, task: str) -> dict[str, dict]:
+    """Every draft-length policy with SD and CSD at the bench's K for ``task``, label -> ``generate`` arguments."""
+    from ..engine.policy import POLICIES
+    ks = {"sd": family.sd_k_for(task), "csd": [list(r) for r in family.k_for(task)]}
+    return {policy_label(m, p): dict(method=m, k=ks[m], draft_policy=p) for m in POLICY_METHODS for p in POLICIES}
+
+
+def policy_record(label: str, example: int, g, seconds: float) -> dict:
+    """One generation of a policies run, compact: tokens, target calls, CPU seconds, draft lengths and the ids."""
+    return dict(config=label, example=example, tokens=g.stats.n_tokens, calls=dict(g.stats.calls), seconds=seconds,
+                draft_lengths=g.draft_lengths(), token_ids=list(g.token_ids))
+
+
+def make_policy_runs(families=FAMILIES, tasks=TASKS, root=None) -> list[Path]:
+    """Run every policy configuration on the first :data:`EVIDENCE_N` prompts of each task (seed 0) at
+    :data:`EVIDENCE_NEW_TOKENS` tokens, timed with the CPU clock on one thread, interleaved (each prompt runs every
+    configuration back to back, the order rotating with the prompt) after one untimed warm-up of each, and store
+    each run packed. Loads each family."""
+    import os
+
+    import torch
+
+    from ..engine.cascade import generate
+    from ..families.family import load_family
+    from ..families.tasks import load_task
+    from ..measure.bench import check_clock, use_clock
+    torch.set_num_threads(1)   # the bench's cpu clock: CPU time of one thread, what other jobs preempt not counted
+    written = []
+    for fam_name in families:
+        fam = load_family(fam_name)
+        check_clock("cpu", fam.target.device)
+        for task in tasks:
+            configs = list(policy_configs(fam, task).items())
+            recs = []
+            examples = load_task(task, "test", n=EVIDENCE_N, seed=0)
+            with use_clock(fam, "cpu"):
+                for _label, cfg in configs:   # warm-up, untimed: first calls allocate what later ones reuse
+                    generate(fam, examples[0].prompt, max_new_tokens=4, **cfg)
+                for i, e in enumerate(examples):
+                    for label, cfg in configs[i % len(configs):] + configs[:i % len(configs)]:
+                        g = generate(fam, e.prompt, max_new_tokens=EVIDENCE_NEW_TOKENS, **cfg)
+                        recs.append(dict(policy_record(label, i, g, g.stats.wall_time), load1=os.getloadavg()[0]))
+            written.append(write_lesson_records(lesson_run_path(POLICY_RUN, fam_name, task, root), recs))
+    return written
+
+
+def policy_answer(records, method: str, policy: str, question: str) -> dict:
+    """One policy question for ``method`` under ``policy`` against ``method`` at fixed K, from one policies run."""
+    from ..engine.policy import FIXED
+    if question not in POLICY_QUESTIONS:
+        raise ValueError(f"unknown policy question {question!r}; one of {sorted(POLICY_QUESTIONS)}")
+    runs = _by_config(records)
+    a, b = runs[policy_label(method, policy)], runs[policy_label(method, FIXED)]
+    ex = sorted(set(a) & set(b))
+    if question == "policy-vs-fixed-target-calls":
+        d = rate_difference([a[i]["tokens"] for i in ex], [a[i]["calls"]["target"] for i in ex],
+                            [b[i]["tokens"] for i in ex], [b[i]["calls"]["target"] for i in ex])
+    else:   # the median of fixed K's time over the policy's, per prompt, minus 1 (> 0: the policy is faster)
+        d = paired_difference([b[i]["seconds"] / a[i]["seconds"] for i in ex], [1.0] * len(ex), stat="median")
+    measure, words = POLICY_QUESTIONS[question]
+    loads = sorted(r["load1"] for r in records if r.get("load1") is not None)
+    return dict(question=question, method=method, policy=policy, measure=measure, words=words,
+                estimate=_round(d.estimate), lo=_round(d.lo), hi=_round(d.hi), n=d.n, level=d.level, verdict=d.verdict,
+                interval=d.interval(), load1_median=_round(loads[len(loads) // 2]) if loads else None)
+
+
+def policy_rows(results_dir=None) -> list[dict]:
+    """Every policy question, per method and adaptive policy, for every embedded family and task whose policies run
+    is committed, in a fixed order."""
+    from ..engine.policy import FIXED, POLICIES
+    rows = []
+    for fam in FAMILIES:
+        for task in TASKS:
+            path = stored(lesson_run_path(POLICY_RUN, fam, task, results_dir))
+            if path is None:
+                continue
+            recs = lesson_records(path)
+            rows += [dict(family=fam, task=task, source=f"evidence/{path.name}", **policy_answer(recs, m, p, q))
+                     for q in POLICY_QUESTIONS for m in POLICY_METHODS for p in POLICIES if p != FIXED]
+    return rows
+
+
+def policy_evidence(family: str, question: str, path=None) -> list[dict]:
+    """The committed answers to a policy question for ``family`` (every task, method and adaptive policy;
+    ``results/evidence-policies.json``, or ``path``); [] for a family without committed runs."""
+    if question not in POLICY_QUESTIONS:
+        raise ValueError(f"unknown policy question {question!r}; one of {sorted(POLICY_QUESTIONS)}")
+    p = config.RESULTS_DIR / POLICIES_FILE if path is None else path
+    if not p.exists():
+        return []
+    return [r for r in json.loads(p.read_text(encoding="utf-8")) if r["family"] == family and r["question"] == question]

@@ -117,6 +117,10 @@ def all_figures(run):
         "heatmap": viz.grid_heatmap(grid_rows(), "v"),
         "tree": viz.cascade_tree_figure(K3, ["base", "small", "mag"], lenience=2),
         "forecast": viz.forecast_figure(FORECAST),
+        "draft_lengths": viz.draft_length_figure({"fixed": sd.draft_lengths(), "csd": csd.draft_lengths(), "x": [3, 1]}),
+        "policy_evidence": viz.policy_evidence_figure(
+            [dict(task=t, method="sd", policy="ewif", estimate=0.1, lo=0.0, hi=0.2, n=50) for t in ("a", "b")], "x",
+            live={"sd, ewif": 0.3}),
     }
 
 
