@@ -31,6 +31,8 @@ MAX_PROMPTS = int(os.environ.get("CSD_MAX_PROMPTS") or 0) or None
 MAX_NEW_TOKENS = int(os.environ.get("CSD_MAX_NEW_TOKENS") or 0) or None
 CACHE_DIR = os.environ.get("CSD_CACHE_DIR") or None
 XDG_CACHE_HOME = os.environ.get("XDG_CACHE_HOME") or None
+# Where `python -m csd_lib tune` stores its settings per machine class (csd_lib.price.tuned); None: under cache_dir().
+TUNED_DIR = os.environ.get("CSD_TUNED_DIR") or None
 # Slow test sweeps (e.g. every exactness configuration in tests/engine/test_sampling_exact.py).
 FULL_SWEEP = os.environ.get("CSD_FULL_SWEEP", "0") not in ("", "0", "false", "False")
 # Plotly renderer for notebooks, e.g. "notebook" to inline plotly.js for static HTML exports
@@ -62,6 +64,12 @@ def cache_dir() -> Path:
     if CACHE_DIR:
         return Path(CACHE_DIR)
     return (Path(XDG_CACHE_HOME) if XDG_CACHE_HOME else Path.home() / ".cache") / "csd-workbook"
+
+
+def tuned_dir() -> Path:
+    """Where tuned settings are stored, one folder per machine class: CSD_TUNED_DIR, else ``cache_dir()/tuned``
+    (never the repository, so that CI and committed evidence use the presets)."""
+    return Path(TUNED_DIR) if TUNED_DIR else cache_dir() / "tuned"
 
 
 def n_prompts(n: int) -> int:

@@ -21,6 +21,7 @@ from csd_lib.price.predict import prediction_limits
 from csd_lib.report.bench_stats import (csd_goal, faster_sd_run, goals, machine_speed, prediction_gaps, run_k,
                                         swi_chain)
 from csd_lib.report.bench_stats import fmt as f
+from csd_lib.report.bench_stats import bootstrap_median_ci, fastest, ratios, speedup_ratio
 from csd_lib.report.bench_stats import LATENCY_QUANTILES
 from csd_lib.report.trees import table3_goals, table3_limit, table3_rows, trees_path
 from csd_lib.report.summary import (CLOCK_NAMES, latency_cell, mag_share, predicted_vs_measured, run_conditions,
@@ -472,6 +473,103 @@ def headline_lines(headline: dict[str, list]) -> list[str]:
     return out
 
 
+# -- settings tuned on one machine class (python -m csd_lib tune): results/tuned/, a section of its own ------------
+TUNED = RES / "tuned"
+
+
+def tuned_runs(fam: str, task: str) -> dict[str, list[dict]]:
+    """{draft policy: records} of the runs ``results/tuned/<fam>-<task>-<policy>.jsonl`` (plain or packed)."""
+    names = {p.name.removesuffix(PACKED) for p in TUNED.glob(f"{fam}-{task}-*.jsonl*") if not p.name.endswith(".lock")}
+    runs = {n.removesuffix(".jsonl").removeprefix(f"{fam}-{task}-"): read_records(TUNED / n) for n in sorted(names)}
+    return {policy: recs for policy, recs in runs.items() if recs}
+
+
+def _median_ci(values: list[float]) -> str:
+    lo, hi = bootstrap_median_ci(values)
+    return f"{f(float(np.median(values)))}x [{f(lo)}–{f(hi)}]" if values else "-"
+
+
+def adaptive_rows(runs: dict[str, list[dict]]) -> list[str]:
+    """Per method and adaptive policy: the median per-example ratio of its speedup over AR to the fixed run's."""
+    if "fixed" not in runs:
+        return ["Adaptive against fixed: not measured (the fixed run did not finish in time).", ""]
+    out = ["| method | policy | its speedup over the fixed run's (median per example [95% CI]) | examples |",
+           "|---|---|---|---|"]
+    for m in ("csd", "sd"):
+        base = ratios(fastest(runs["fixed"]), m)
+        for policy, recs in runs.items():
+            if policy == "fixed":
+                continue
+            mine = ratios(fastest(recs), m)
+            r = [mine[i] / base[i] for i in sorted(mine) if i in base]
+            out.append(f"| {m} | {policy} | {_median_ci(r)} | {len(r)} |")
+    return out + [""]
+
+
+def tuned_task_lines(fam: str, task: str, runs: dict[str, list[dict]], tuned: dict) -> list[str]:
+    """One family and task: every run's CSD and SD, the goal (tuned CSD over tuned SD, each the run of its tuned
+    policy) with the cost model's limit where missed, and adaptive against fixed."""
+    out = [f"### {fam} / {task}", "", "| run: draft policy (every method) | examples × repeats | CSD over AR "
+           "(median [95% CI]) | SD over AR | clock and load |", "|---|---|---|---|---|"]
+    for policy, recs in runs.items():
+        s = summarize(recs)
+        out.append(f"| {policy} | {s['ar']['n']} × {s['ar']['repeats']} | {f(s['csd']['speedup_walltime_median'])}x "
+                   f"[{ci(s['csd'])}] | {f(s['sd']['speedup_walltime_median'])}x [{ci(s['sd'])}] | {conditions(recs)} |")
+    out.append("")
+    csd_run, sd_run = (runs.get(tuned[m]["draft_policy"]) for m in ("csd", "sd"))
+    if csd_run and sd_run:
+        r, (lo, hi) = speedup_ratio(csd_run, sd_run)
+        need, need_lo = csd_goal(fam)
+        ok = r >= need and (need_lo is None or lo >= need_lo)
+        out += [f"Goal: the tuned CSD ({tuned['csd']['draft_policy']} run) over the tuned SD "
+                f"({tuned['sd']['draft_policy']} run), median per-example ratio of their speedups over AR (each "
+                f"against AR in its own run): **{f(r)}x [{f(lo)}–{f(hi)}]** against >= {need}x"
+                + (f", lower bound >= {need_lo}" if need_lo else "") + f": **{'met' if ok else 'MISSED'}**.", ""]
+        cm = run_cost_model(fam, csd_run)
+        if not ok and cm is not None:
+            lim, best = limits(fam, csd_run, [], sd_run, cm)
+            verdict = "reachable" if best and best >= need else "beyond this machine class's limit"
+            out += lim + ["", f"Read against the cost model: {verdict} ({x(best)} at the best predicted K and k).", ""]
+        elif not ok:
+            out += [f"The cost model's limit: {UNPRICED}.", ""]
+    else:
+        out += [f"Goal: not measured (the run of the tuned {'CSD' if not csd_run else 'SD'} policy did not finish "
+                f"in time).", ""]
+    return out + adaptive_rows(runs)
+
+
+def tuned_section() -> list[str]:
+    """Runs with the settings ``python -m csd_lib tune`` chose on one machine class (results/tuned/): the
+    headline goal for the tuned CSD and SD, and adaptive against fixed for each."""
+    files = sorted(TUNED.glob("*.json"))
+    if not files:
+        return []
+    out = ["## Tuned on this machine class: the headline goal and adaptive against fixed", "",
+           "`python -m csd_lib tune --family F --task synth-gsm8k` chose CSD's K and lenience, SD's k and each one's "
+           "draft policy on the validation split (4 prompts, 64 new tokens; never the test prompts). Each run below "
+           "benchmarks AR, SD and CSD with those K and k, interleaved per example on the test split, `--clock cpu "
+           "--threads 1`, under one draft policy for every method (`bench --draft-policy`); the tuned CSD and SD "
+           "are read from the run of their own tuned policy. The machine was shared with other jobs while "
+           "measuring (each run gives its load average); a run that did not finish in time holds fewer examples.",
+           ""]
+    for path in files:
+        tuned = json.loads(path.read_text())
+        fam = tuned["family"]
+        c, sd = tuned["csd"], tuned["sd"]
+        out += [f"**{fam}**, machine class `{tuned['machine_class']}`, tuned on {tuned['date'][:10]} (`results/tuned/"
+                f"{path.name}`): CSD K = `{c['k']}`, lenience {c['lenience']}, policy {c['draft_policy']}"
+                + (f" (threshold {c['confidence']})" if c.get("confidence") else "")
+                + f"; SD k = {sd['k']}, policy {sd['draft_policy']}"
+                + (f" (threshold {sd['confidence']})" if sd.get("confidence") else "")
+                + f". On the validation prompts: CSD {f(c['speedup'])}x over AR ({f(c['fixed_speedup'])}x fixed), SD "
+                f"{f(sd['speedup'])}x ({f(sd['fixed_speedup'])}x fixed).", ""]
+        for task in TASKS:
+            runs = tuned_runs(fam, task)
+            out += tuned_task_lines(fam, task, runs, tuned) if runs else [f"### {fam} / {task}", "",
+                                                                          "Not measured: no run finished in time.", ""]
+    return out
+
+
 def main() -> int:  # long: the report's order, section by section
     lines = ["# Benchmarks", "",
              "The main runs (`results/<family>-<task>.jsonl`) were measured on this project's CI-class machine: "
@@ -526,6 +624,7 @@ def main() -> int:  # long: the report's order, section by section
                   "| family | task | mag: share of tokens from MaG | mag: tokens per target call | "
                   "csd: share of tokens from MaG (match / bigram) |", "|---|---|---|---|---|"]
         lines += shares + [""]
+    lines += tuned_section()
     tune_path = RES / "tune.json"
     if tune_path.exists():
         tj = json.loads(tune_path.read_text())

@@ -5,6 +5,13 @@ import torch
 torch.set_num_threads(1)
 
 
+@pytest.fixture(autouse=True)
+def no_user_tuned_settings(tmp_path_factory, monkeypatch):
+    """Tests never read settings a user tuned on this machine (csd_lib.price.tuned): an empty store each."""
+    from csd_lib import config
+    monkeypatch.setattr(config, "TUNED_DIR", str(tmp_path_factory.mktemp("tuned")))
+
+
 @pytest.fixture
 def saved_checkpoints(tmp_path, monkeypatch):
     """Save random-weight checkpoints (one folder per size, vocab 48) and load offline from an empty cache.

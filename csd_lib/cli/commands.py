@@ -20,7 +20,9 @@ from ..engine.plan import (METHODS, check_lenience, check_max_new_tokens, check_
                            check_temperature, check_tree_budget)
 from ..families.shadow import DEFAULT_PRESETS, build_shadows, describe
 from ..families.tasks import SPEC_BENCH, load_task, spec_bench_note
-from ..fileio import write_atomic
+from ..families.family import load_family
+from ..families.presets import TINY_PRESETS
+from ..fileio import check_output_path, write_atomic
 from ..measure.bench import (check_examples, duration, policy_methods, results_lock, resume_problem, run_bench,
                              setting_methods)
 from ..measure.batch_bench import check_batch_sizes, run_batch_bench
@@ -34,6 +36,7 @@ from ..price.predict import (PRICED_TOKENS, acceptance_source, bench_prices, fam
                              format_device_prediction, generation_seconds, predict_for_device, rank_run_budgets,
                              read_acceptance_file)
 from ..price.tune import tree_budget_grid, tune_tree
+from ..price.tuned import estimate_seconds, save_tuned, tune_family, tuned_path, tuned_settings
 from ..report.batches import batch_summary, batch_summary_json, format_batch_table
 from ..report.summary import format_table, summarize, summary_json
 from ..teach.demo import run_demo
@@ -58,6 +61,12 @@ def cmd_generate(args) -> None:
     for p in prompts:  # text that cannot be encoded is refused before anything loads
         check_prompt_text(p)
     check_args_method(args, [args.method])  # before anything loads: e.g. 'staged' needs two drafters
+    if _named_family(args):  # settings tuned for this machine class fill what was not given
+        used, note = tuned_settings(_named_family(args), args.method, k=k, lenience=args.lenience,
+                                    draft_policy=args.draft_policy, confidence=args.confidence)
+        log.info(f"K, k and policy: {note}")
+        k, args.lenience, args.draft_policy, args.confidence = (used["k"], used["lenience"], used["draft_policy"],
+                                                                used["confidence"])
     fam = load_from_args(args)
     for p in prompts:  # every prompt is checked before the first generation writes anything
         encode_prompt(fam, p)
@@ -134,6 +143,7 @@ def cmd_bench(args) -> None:
     check_args_method(args, [m for m in methods if m in METHODS and not find(m).skippable])
     if args.threads:
         torch.set_num_threads(args.threads)
+    policy = bench_tuned(args, methods, policy)
     with results_lock(out):  # before any model loads: a second bench on this file is refused now
         fam = load_from_args(args)
         check_examples(fam, examples, args.max_new_tokens)  # before pricing and the first example
@@ -236,6 +246,47 @@ def bench_policy(args, methods: list[str]) -> dict | None:
         print(f"note: --draft-policy {args.draft_policy} applies to {', '.join(takers)}; {', '.join(others)} run K "
               f"as given", file=sys.stderr)
     return {"draft_policy": args.draft_policy, "confidence": args.confidence}
+
+
+def bench_tuned(args, methods: list[str], policy: dict | None) -> dict | None:
+    """Fill the bench settings not given (``--k``, ``--lenience``, ``--sd-k``, the draft policy) from the settings
+    tuned for this machine class (:func:`csd_lib.price.tuned.tuned_settings`), saying which; the policy to run."""
+    if not _named_family(args):
+        return policy
+    used, note = tuned_settings(_named_family(args), "bench", k=args.k, lenience=args.lenience, sd_k=args.sd_k,
+                                draft_policy=args.draft_policy, confidence=args.confidence)
+    log.info(f"K, k and policy: {note}")
+    args.k, args.lenience, args.sd_k = used["k"], used["lenience"], used["sd_k"]
+    if policy is None and used["draft_policy"] not in (None, "fixed") and policy_methods(used["draft_policy"], methods):
+        return {"draft_policy": used["draft_policy"], "confidence": used["confidence"]}
+    return policy
+
+
+def cmd_tune(args) -> None:
+    """Tune K, k and the draft policy on this machine (validation split) and store them by machine class."""
+    task = args.task or _family_task(args.family)
+    load_task(task, "val", args.n)  # a task without a validation split is refused before anything loads
+    torch.set_num_threads(args.threads)
+    root = Path(args.out) if args.out else None
+    path = tuned_path(args.family, root=root)
+    check_output_path(path, "--out" if args.out else "the tuned-settings folder (set CSD_TUNED_DIR or --out)")
+    log.info(f"tune {args.family} on {task} (validation split, {args.n} prompts, {args.max_new_tokens} new tokens, "
+             f"{args.budget} configurations): about "
+             f"{duration(estimate_seconds(args.family, args.budget, args.n, args.max_new_tokens))} at this machine's load")
+    fam = load_family(args.family)
+    result = tune_family(fam, task, budget=args.budget, n=args.n, max_new_tokens=args.max_new_tokens)
+    written = save_tuned(result, root)
+    for name in ("csd", "sd"):
+        r = result[name]
+        print(f"{name}: K = {json.dumps(r['k'])}" + (f", lenience {r['lenience']}" if "lenience" in r else "")
+              + f", policy {r['draft_policy']}" + (f" (threshold {r['confidence']})" if r["confidence"] else "")
+              + f": {r['speedup']:.2f}x over AR ({r['fixed_speedup']:.2f}x fixed)")
+    print(f"stored for machine class {result['machine_class']}: {written} ({duration(result['seconds'])})")
+
+
+def _family_task(name: str) -> str:
+    """A named family's own task without loading it: the embedded families' synth-gsm8k, the real ones' gsm8k."""
+    return "synth-gsm8k" if name in TINY_PRESETS else "gsm8k"
 
 
 def cmd_shadow(args) -> None:

@@ -15,7 +15,7 @@ from ..measure.records import ALL_METHODS as BENCH_METHODS
 from ..measure.records import DEFAULT_METHODS
 from .args import (FileArg, batch_sizes, device_arg, file_args, finite_float, method_list, model_id, model_ids,
                    positive_float, positive_int, saturation_tokens, seed_int)
-from .commands import cmd_bench, cmd_costs, cmd_demo, cmd_generate, cmd_predict, cmd_shadow
+from .commands import cmd_bench, cmd_costs, cmd_demo, cmd_generate, cmd_predict, cmd_shadow, cmd_tune
 
 DTYPES = sorted(config.DTYPES_BY_NAME)
 EXIT_BAD_INPUT = 2
@@ -175,6 +175,21 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
     co.add_argument("--threads", type=positive_int, default=1, help="torch threads (benchmarks use 1)")
     co.add_argument("--out", type=FileArg("out", (".json",)), default=None, help="cost model JSON to write (default: results/costs-<family>-<device>.json)")
     co.set_defaults(func=cmd_costs)
+
+    tu = command("tune", "tune K, SD's k and the draft policy on this machine (validation split); generate, bench "
+                         "and the demo then use them")
+    tu.add_argument("--family", choices=FAMILIES, default=config.FAMILY, help="model family")
+    tu.add_argument("--task", choices=TASKS, default=None,
+                    help="task whose validation split is tuned on (default: the family's; never the test split)")
+    tu.add_argument("--budget", type=positive_int, default=4, help="CSD configurations measured after the probes")
+    tu.add_argument("--n", type=positive_int, default=4, help="validation prompts each configuration runs")
+    tu.add_argument("--max-new-tokens", type=positive_int, default=64, help="tokens to generate per prompt")
+    tu.add_argument("--threads", type=positive_int, default=1,
+                    help="torch threads (part of the machine class; benchmarks use 1)")
+    tu.add_argument("--out", type=FileArg("folder"), default=None, metavar="DIR",
+                    help="store under DIR/<machine class>/<family>.json (default: $CSD_TUNED_DIR, else "
+                         "~/.cache/csd-workbook/tuned)")
+    tu.set_defaults(func=cmd_tune)
 
     sh = command("shadow", "write random-weight copies of the real checkpoints into a hub cache (test bed)")
     sh.add_argument("--out", type=FileArg("folder"), required=True, help="hub cache folder to write; then set HF_HUB_CACHE to it")

@@ -10,6 +10,8 @@ batch of B rows in lockstep (a call priced by the tokens it feeds across rows; t
 plan (:func:`~csd_lib.price.pricing.price_plan`) and of a method's generation before it runs;
 :mod:`~csd_lib.price.predict` holds the entry points (``predict_from_runs``, ``predict_for_device``, the CLI's
 ``predict``, and ``predict_for_tuner``); :mod:`~csd_lib.price.tune` chooses K, lenience and tree budgets by
-predicting, then measuring the best few. The imports run one way: costmodel, ewif, batch, pricing, costs, predict,
-tune (each imports only those before it in that order; costs prices its probe with pricing).
+predicting, then measuring the best few; :mod:`~csd_lib.price.tuned` tunes K, SD's k and the draft policy on this
+machine (``python -m csd_lib tune``), stores them by machine class and fills a user's unset settings from them
+(:func:`~csd_lib.price.tuned.tuned_settings`). The imports run one way: costmodel, ewif, batch, pricing, costs,
+predict, tune, tuned (each imports only those before it in that order; costs prices its probe with pricing).
 """

@@ -410,6 +410,13 @@ def _candidates(family_name: str, fp: dict, own: bool = True) -> list[tuple[str,
         ("the committed default", cost_path(family_name, fp["device"]))]
 
 
+def stored_costs_here(fam) -> CostChoice | None:
+    """The stored cost model that :func:`costs_for` would use for ``fam`` on this machine (static fingerprint), or
+    None: it would measure one."""
+    here = fingerprint(environment(fam.target.device))
+    return _first_usable(fam.name, here, _candidates(fam.name, here))[0]
+
+
 def costs_for(fam, reference: dict | None = None, seconds: float = 10.0,
               prompt_ids: list[int] | None = None, min_reps: int = 1, progress: bool = True) -> CostChoice:
     """The cost model that prices ``fam``'s plans on this machine, how its fingerprint compared, its file,

@@ -191,6 +191,14 @@ def _speedups(fam, prompts: list[str], variants: list[dict], max_new_tokens: int
     return [ar / w for w in walls]
 
 
+def speedups(fam, task_or_prompts, variants: list[dict], max_new_tokens: int = 96, n: int = 6,
+             reps: int = 1) -> list[float]:
+    """Walltime speedups over AR of several :func:`generate` variants (keyword arguments: method, k, draft_policy,
+    ...) in one run, interleaved with AR per prompt on the calibration slice."""
+    _check_args(max_new_tokens, n, reps=reps)
+    return _speedups(fam, calibration_prompts(task_or_prompts, n), variants, max_new_tokens, reps)
+
+
 def remeasure(fam, task_or_prompts, configs, max_new_tokens: int = 96, n: int = 6, reps: int = 2) -> list[float]:
     """Walltime speedups of several (K, lenience) configs in one run, interleaved with AR per prompt."""
     _check_args(max_new_tokens, n, configs, reps=reps)

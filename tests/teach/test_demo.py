@@ -1,12 +1,16 @@
 """csd_lib.teach.demo.run_demo: the README's first command, on one prompt of the embedded tiny-t5 family."""
 import pytest
 
+from csd_lib.price.tuned import machine_class, save_tuned
 from csd_lib.teach.demo import DEMO_METHODS, run_demo
 
 
 def test_run_demo_prints_identity_trace_and_table(capsys):
     summary = run_demo("tiny-t5", n_prompts=1, max_new_tokens=12)
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
+    # no tuned setting (tests/conftest.py): the demo says the command and its time, and asks nothing off a terminal
+    assert f"K, k and policy: the preset (no tuned setting for machine class {machine_class()}; `python -m csd_lib " \
+           f"tune --family tiny-t5` takes about " in err and "[y/N]" not in out + err
     assert list(summary) == DEMO_METHODS  # tiny-t5 has two drafters: staged runs too
     for m in DEMO_METHODS[1:]:
         assert summary[m]["n"] == 1 and summary[m]["mismatches"] == 0 and summary[m]["errors"] == 0
@@ -34,3 +38,15 @@ def test_demo_into_a_file_has_no_colour_codes(tmp_path):
                            env={**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1"})
     out = (tmp_path / "f").read_text()
     assert r.returncode == 0 and "legend: " in out and "\x1b[" not in out, r.stderr
+
+
+def test_run_demo_uses_the_settings_tuned_for_this_machine_class(capsys):
+    k = [[2, 3, 10], [0, 1, 10], [0, 0, 10]]
+    path = save_tuned({"family": "tiny-t5", "machine_class": machine_class(), "date": "2026-12-07T23:00:00+00:00",
+                       "csd": {"k": k, "lenience": 2.0, "draft_policy": "ewif", "confidence": None},
+                       "sd": {"k": 6, "draft_policy": "ewif", "confidence": None}})
+    summary = run_demo("tiny-t5", n_prompts=1, max_new_tokens=12)
+    out, err = capsys.readouterr()
+    assert f"K, k and policy: tuned on 2026-12-07 for machine class {machine_class()} ({path})" in err
+    assert f"K={k}, lenience=2.0" in out
+    assert all(summary[m]["mismatches"] == 0 for m in DEMO_METHODS[1:])
