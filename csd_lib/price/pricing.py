@@ -25,7 +25,7 @@ from ..engine.methods import CASCADE, DRAFTER, get
 from ..engine.plan import MAG, Plan
 from ..measure.acceptance import acceptance_table, complete_table
 from ..measure.bench import method_plan
-from ..measure.records import read_records
+from ..measure.records import read_records, stored
 from .costmodel import CostModel
 from .ewif import (accepted_distribution, best_tree, check_parents, expected_tokens_tree, predict_speedup,
                    simulate_drafts, tree_depths, tree_for_widths, tree_widths)
@@ -276,7 +276,7 @@ def run_acceptance(fam, task: str | None = None, records: list[dict] | None = No
     levels = ["target", *[d.name for d in fam.drafters], "mag"]
     pairs = [(r, p) for i, r in enumerate(levels) for p in levels[i + 1:]]
     path = config.RESULTS_DIR / f"{fam.name}-{task}.jsonl"
-    if not records and task and path.is_file() and not fam.random_weights:
+    if not records and task and stored(path) is not None and not fam.random_weights:
         records = read_records(path)
     stats = [r["stats"] for r in records or [] if "error" not in r and r["stats"].get("acceptance")]
     if stats:

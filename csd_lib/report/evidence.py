@@ -72,7 +72,7 @@ def evidence_rows(results_dir=None) -> list[dict]:
     for fam in FAMILIES:
         for task in TASKS:
             path = root / f"{fam}-{task}.jsonl"
-            if not path.exists():
+            if stored(path) is None:
                 continue
             records = read_records(path)
             rows += [dict(family=fam, task=task, source=path.name, **answer(records, q)) for q in QUESTIONS]
@@ -173,7 +173,7 @@ def make_bench_runs(root=None, families=FAMILIES, tasks=TASKS) -> list[Path]:
             examples = load_task(task, csd[0].split, n, seed=seed)
             runs = [(strict_run_path(fam_name, task, base), dict(k=[list(r) for r in plan.k], lenience=1.0,
                                                                   mag_lenience=plan.mag_lenience))] * bool(lenient_pairs(plan))
-            if len(fam.drafters) >= 2 and not (base / f"{fam_name}-{task}-vertical.jsonl").exists():
+            if len(fam.drafters) >= 2 and stored(base / f"{fam_name}-{task}-vertical.jsonl") is None:
                 runs.append((vertical_run_path(fam_name, task, base), dict(k=base_mag_k(fam, task))))
             for out, how in runs:
                 _seed_reference(out, records, n)
@@ -281,7 +281,7 @@ def bench_lesson_rows(results_dir=None) -> list[dict]:
     for fam in FAMILIES:
         for task in TASKS:
             path = base / f"{fam}-{task}.jsonl"
-            if not path.exists():
+            if stored(path) is None:
                 continue
             records = read_records(path)
             rows += _walltime_rows(fam, task, path.name, records) + _vertical_row(fam, task, path.name, records, base)
