@@ -516,14 +516,17 @@ def tuned_task_lines(fam: str, task: str, runs: dict[str, list[dict]], tuned: di
         out.append(f"| {policy} | {s['ar']['n']} × {s['ar']['repeats']} | {f(s['csd']['speedup_walltime_median'])}x "
                    f"[{ci(s['csd'])}] | {f(s['sd']['speedup_walltime_median'])}x [{ci(s['sd'])}] | {conditions(recs)} |")
     out.append("")
-    csd_run, sd_run = (runs.get(tuned[m]["draft_policy"]) for m in ("csd", "sd"))
+    csd_run = runs.get(tuned["csd"]["draft_policy"])
+    # The SD to beat: the fastest SD of every run here (whatever its policy), not only the tuned one.
+    sd_policy = max(runs, key=lambda p: summarize(runs[p])["sd"]["speedup_walltime_median"], default=None)
+    sd_run = runs.get(sd_policy)
     if csd_run and sd_run:
         r, (lo, hi) = speedup_ratio(csd_run, sd_run)
         need, need_lo = csd_goal(fam)
         ok = r >= need and (need_lo is None or lo >= need_lo)
-        out += [f"Goal: the tuned CSD ({tuned['csd']['draft_policy']} run) over the tuned SD "
-                f"({tuned['sd']['draft_policy']} run), median per-example ratio of their speedups over AR (each "
-                f"against AR in its own run): **{f(r)}x [{f(lo)}–{f(hi)}]** against >= {need}x"
+        out += [f"Goal: the tuned CSD ({tuned['csd']['draft_policy']} run) over the fastest SD measured here "
+                f"({sd_policy} run; SD was tuned to {tuned['sd']['draft_policy']}), median per-example ratio of their "
+                f"speedups over AR (each against AR in its own run): **{f(r)}x [{f(lo)}–{f(hi)}]** against >= {need}x"
                 + (f", lower bound >= {need_lo}" if need_lo else "") + f": **{'met' if ok else 'MISSED'}**.", ""]
         cm = run_cost_model(fam, csd_run)
         if not ok and cm is not None:
@@ -533,8 +536,7 @@ def tuned_task_lines(fam: str, task: str, runs: dict[str, list[dict]], tuned: di
         elif not ok:
             out += [f"The cost model's limit: {UNPRICED}.", ""]
     else:
-        out += [f"Goal: not measured (the run of the tuned {'CSD' if not csd_run else 'SD'} policy did not finish "
-                f"in time).", ""]
+        out += ["Goal: not measured (the run of the tuned CSD policy did not finish in time).", ""]
     return out + adaptive_rows(runs)
 
 
@@ -548,8 +550,8 @@ def tuned_section() -> list[str]:
            "`python -m csd_lib tune --family F --task synth-gsm8k` chose CSD's K and lenience, SD's k and each one's "
            "draft policy on the validation split (4 prompts, 64 new tokens; never the test prompts). Each run below "
            "benchmarks AR, SD and CSD with those K and k, interleaved per example on the test split, `--clock cpu "
-           "--threads 1`, under one draft policy for every method (`bench --draft-policy`); the tuned CSD and SD "
-           "are read from the run of their own tuned policy. The machine was shared with other jobs while "
+           "--threads 1`, under one draft policy for every method (`bench --draft-policy`); the tuned CSD is read "
+           "from the run of its own tuned policy and set against the fastest SD of all runs. The machine was shared with other jobs while "
            "measuring (each run gives its load average); a run that did not finish in time holds fewer examples.",
            ""]
     for path in files:

@@ -61,10 +61,10 @@ def cmd_generate(args) -> None:
     for p in prompts:  # text that cannot be encoded is refused before anything loads
         check_prompt_text(p)
     check_args_method(args, [args.method])  # before anything loads: e.g. 'staged' needs two drafters
+    note = None
     if _named_family(args):  # settings tuned for this machine class fill what was not given
         used, note = tuned_settings(_named_family(args), args.method, k=k, lenience=args.lenience,
                                     draft_policy=args.draft_policy, confidence=args.confidence)
-        log.info(f"K, k and policy: {note}")
         k, args.lenience, args.draft_policy, args.confidence = (used["k"], used["lenience"], used["draft_policy"],
                                                                 used["confidence"])
     fam = load_from_args(args)
@@ -80,10 +80,12 @@ def cmd_generate(args) -> None:
     if args.batch_size is not None:
         for row, g in enumerate(generate_batch(fam, prompts, args.method, args.batch_size, **settings)):
             _print_generation(args, fam, g, row)
-        return
-    for p in prompts:
-        _print_generation(args, fam, generate(fam, p, args.method, tree=tree, branch_below=args.branch_below,
-                                              **settings))
+    else:
+        for p in prompts:
+            _print_generation(args, fam, generate(fam, p, args.method, tree=tree, branch_below=args.branch_below,
+                                                  **settings))
+    if note:  # after the run, so that an error stays one line
+        log.info(f"K, k and policy: {note}")
 
 
 def _print_generation(args, fam, g, row: int | None = None) -> None:
@@ -143,7 +145,7 @@ def cmd_bench(args) -> None:
     check_args_method(args, [m for m in methods if m in METHODS and not find(m).skippable])
     if args.threads:
         torch.set_num_threads(args.threads)
-    policy = bench_tuned(args, methods, policy)
+    policy, note = bench_tuned(args, methods, policy)
     with results_lock(out):  # before any model loads: a second bench on this file is refused now
         fam = load_from_args(args)
         check_examples(fam, examples, args.max_new_tokens)  # before pricing and the first example
@@ -185,6 +187,8 @@ def cmd_bench(args) -> None:
     if args.plot:
         write_atomic(args.plot, bench_figure(summary, title=f"{fam.name} on {args.task}")
                      .to_html(include_plotlyjs=True, full_html=True), "--plot")
+    if note:  # after the run, so that an error stays one line
+        log.info(f"K, k and policy: {note}")
 
 
 BATCH_UNSUPPORTED = ("lenience", "mag_lenience", "draft_policy", "confidence", "spec_bench_out", "spec_bench_questions",
@@ -248,18 +252,18 @@ def bench_policy(args, methods: list[str]) -> dict | None:
     return {"draft_policy": args.draft_policy, "confidence": args.confidence}
 
 
-def bench_tuned(args, methods: list[str], policy: dict | None) -> dict | None:
+def bench_tuned(args, methods: list[str], policy: dict | None) -> tuple[dict | None, str | None]:
     """Fill the bench settings not given (``--k``, ``--lenience``, ``--sd-k``, the draft policy) from the settings
-    tuned for this machine class (:func:`csd_lib.price.tuned.tuned_settings`), saying which; the policy to run."""
+    tuned for this machine class (:func:`csd_lib.price.tuned.tuned_settings`); (the policy to run, the note saying
+    which settings, logged once the run is done)."""
     if not _named_family(args):
-        return policy
+        return policy, None
     used, note = tuned_settings(_named_family(args), "bench", k=args.k, lenience=args.lenience, sd_k=args.sd_k,
                                 draft_policy=args.draft_policy, confidence=args.confidence)
-    log.info(f"K, k and policy: {note}")
     args.k, args.lenience, args.sd_k = used["k"], used["lenience"], used["sd_k"]
     if policy is None and used["draft_policy"] not in (None, "fixed") and policy_methods(used["draft_policy"], methods):
-        return {"draft_policy": used["draft_policy"], "confidence": used["confidence"]}
-    return policy
+        return {"draft_policy": used["draft_policy"], "confidence": used["confidence"]}, note
+    return policy, note
 
 
 def cmd_tune(args) -> None:
