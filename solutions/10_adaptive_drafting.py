@@ -1,5 +1,6 @@
 """Solutions to the exercises of notebooks/10_adaptive_drafting.ipynb (sizes cut for CI)."""
 from csd_lib import config, generate, load_family, load_task
+from csd_lib.engine.methods import SD
 from csd_lib.engine.policy import POLICIES
 from csd_lib.report.evidence import policy_configs, policy_evidence, policy_label
 
@@ -37,5 +38,5 @@ assert dear.token_ids == ar[0]
 paper = load_family("tiny-t5-paper")
 print("ex4 tiny-t5-paper SD k:", policy_configs(paper, "synth-gsm8k")["sd, schedule"]["k"])
 for r in policy_evidence("tiny-t5-paper", "policy-vs-fixed-target-calls"):
-    if r["method"] == "sd" and r["policy"] == "schedule":
+    if r["method"] == SD.name and r["policy"] == "schedule":
         print(f"ex4 {r['task']}: tokens per target call, schedule minus fixed: {r['interval']} ({r['verdict']})")

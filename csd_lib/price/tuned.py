@@ -25,6 +25,7 @@ import torch
 import transformers
 
 from .. import config
+from ..engine.methods import SD
 from ..engine.plan import check_confidence, check_draft_policy, check_lenience
 from ..engine.policy import CONFIDENCE, FIXED, POLICIES
 from ..fileio import read_text, write_atomic
@@ -130,7 +131,7 @@ def tuned_settings(family: str, method: str, k=None, lenience=None, sd_k=None, d
     csd, sd = data["csd"], data["sd"]
     tuned = {"sd": {"k": sd["k"]}, "csd": {"k": csd["k"], "lenience": csd["lenience"]},
              "bench": {"k": csd["k"], "lenience": csd["lenience"], "sd_k": sd["k"]}}[method]
-    own = sd if method == "sd" else csd
+    own = sd if method == SD.name else csd
     if method != "bench" or csd["draft_policy"] == sd["draft_policy"]:
         tuned.update(draft_policy=own["draft_policy"], confidence=own.get("confidence"))
     used = {key: v if v is not None else tuned.get(key) for key, v in given.items()}

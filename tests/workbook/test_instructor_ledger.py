@@ -23,7 +23,7 @@ NOT_MEASURED = {  # number as written -> why it is not a run's measurement
     "2%": "the tolerance solution 03 asserts", "0.02": "the threshold solution 01 prints by",
     "1.125": "the paper's Table 3 ratio 63.81 / 56.72", "0.3": "an exercise's chosen cost", "0.05": "an exercise's chosen cost", "4.6": "the paper's Corollary 4.6",
 }
-RUN_TIMES = re.compile(r"^\s*\| 0\d_\w+ \| ")  # rows of the run-times table (seconds and load averages)
+RUN_TIMES = re.compile(r"^\s*\| \d\d_\w+ \| ")  # rows of the run-times table (seconds and load averages)
 EXERCISE = re.compile(r"^\d\d\.\d$")         # exercise ids such as 04.1
 
 
