@@ -5,19 +5,8 @@ import pytest
 
 from csd_lib.cli.commands import cmd_bench
 from csd_lib.cli.main import main
-from csd_lib.cli.parser import parser
 from csd_lib.measure.records import read_records
-
-
-def args(*argv):
-    return parser("csd").parse_args(list(argv))
-
-
-@pytest.fixture
-def no_loading(monkeypatch):
-    def refuse(*a, **k):
-        raise AssertionError("a family was loaded before the arguments were checked")
-    monkeypatch.setattr("csd_lib.cli.args.load_family", refuse, raising=False)
+from test_commands import args
 
 
 @pytest.mark.parametrize("sizes", ["0", "two", "1,2.5", "-1", ""])

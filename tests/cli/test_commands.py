@@ -14,14 +14,6 @@ def args(*argv):
     return parser("csd").parse_args(list(argv))
 
 
-@pytest.fixture
-def no_loading(monkeypatch):
-    """A family that loads fails the test: these checks come before any model loads."""
-    def refuse(*a, **k):
-        raise AssertionError("a family was loaded before the arguments were checked")
-    monkeypatch.setattr("csd_lib.cli.args.load_family", refuse, raising=False)
-
-
 @pytest.mark.parametrize("argv", [["generate"], ["generate", "--prompt", "w", "--prompts-file", "p.jsonl"]])
 def test_generate_needs_exactly_one_prompt_source(argv, no_loading):
     with pytest.raises(ValueError, match="give exactly one of --prompt TEXT or --prompts-file F.jsonl"):
